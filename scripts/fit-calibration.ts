@@ -1,0 +1,40 @@
+/**
+ * Coarse grid search for the cost model's calibrated constants against every row of
+ * fixtures/calibration at once (one constant set for all rows). Prints the best sets; the
+ * chosen values are then written by hand into src/model/calibration-constants.ts.
+ * Run: npm run build && node dist/scripts/fit-calibration.js
+ */
+import * as path from 'path';
+import { calibrate, median, type CalibrationRow } from '../src/calibration/calibration-table';
+import { CALIBRATION } from '../src/model/calibration-constants';
+import { readJsonArrays } from '../src/io/files';
+
+const rows = readJsonArrays(path.join(__dirname, '..', '..', 'fixtures', 'calibration')) as CalibrationRow[];
+const grid: Record<string, number[]> = {
+  matmulPeakEfficiency: [0.68, 0.72, 0.76, 0.8],
+  matmulHalfRows: [32, 64, 128, 256],
+  matmulHalfColumns: [32, 64, 128, 256],
+  elementwiseBytesPerHidden: [64, 96, 128, 160],
+  scoreBytesPerElement: [4, 8, 12, 16],
+  tpOverlapResidual: [0.3, 0.45, 0.6, 0.8],
+};
+const keys = Object.keys(grid);
+const mutable = CALIBRATION as unknown as Record<string, number>;
+const best: { score: number; med: number; max: number; values: number[] }[] = [];
+const choose = (i: number, values: number[]): void => {
+  if (i === keys.length) {
+    keys.forEach((key, k) => { mutable[key] = values[k]!; });
+    const errors = rows.map((row) => Math.abs(calibrate(row).relativeError));
+    const med = median(errors);
+    const max = Math.max(...errors);
+    best.push({ score: max + med, med, max, values: [...values] });
+    best.sort((a, b) => a.score - b.score);
+    if (best.length > 5) best.pop();
+    return;
+  }
+  for (const value of grid[keys[i]!]!) choose(i + 1, [...values, value]);
+};
+choose(0, []);
+for (const b of best) {
+  console.log(`median ${(100 * b.med).toFixed(1)}% max ${(100 * b.max).toFixed(1)}%  ${keys.map((k, i) => `${k}=${b.values[i]}`).join(' ')}`);
+}

@@ -1,0 +1,50 @@
+/**
+ * The library's only file access: reading JSON inputs with errors that name the file and,
+ * for malformed JSON, the line and column. Everything else in the library is pure.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { ScenarioValidationError } from '../model/validation-error';
+
+/** Reads and parses a JSON file; a missing file or malformed JSON is a {@link ScenarioValidationError}. */
+export function readJsonFile(file: string): unknown {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? 'unknown error'})`;
+    throw new ScenarioValidationError([{ path: '', message: reason }], file);
+  }
+  return parseJsonText(text, file);
+}
+
+/** Parses JSON text, reporting the line and column of a syntax error. */
+export function parseJsonText(text: string, source: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const message = (error as Error).message;
+    const position = /position (\d+)/.exec(message);
+    let where = '';
+    if (position) {
+      const offset = Number(position[1]);
+      const before = text.slice(0, offset).split('\n');
+      where = ` at line ${before.length}, column ${before[before.length - 1]!.length + 1}`;
+    }
+    throw new ScenarioValidationError([{ path: '', message: `malformed JSON${where}: ${message.replace(/ in JSON at position \d+.*$/, '')}` }], source);
+  }
+}
+
+/** JSON files directly inside a folder, sorted by name. */
+export function listJsonFiles(folder: string): string[] {
+  return fs.readdirSync(folder).filter((name) => name.endsWith('.json')).sort().map((name) => path.join(folder, name));
+}
+
+/** Reads every calibration row under a folder (each file holds an array of rows). */
+export function readJsonArrays(folder: string): unknown[] {
+  return listJsonFiles(folder).flatMap((file) => {
+    const value = readJsonFile(file);
+    return Array.isArray(value) ? value : [value];
+  });
+}

@@ -1,0 +1,43 @@
+/**
+ * The calibrated constants (fitted by scripts/fit-calibration.ts, a grid search over all rows at once) of the cost model: one set for every scenario and every row of the
+ * calibration table (docs/calibration.md), no per-row values. Changing any of them must be
+ * followed by `npm run calibration` and a look at the errors.
+ */
+export const CALIBRATION = {
+  /** Best achievable fraction of peak for a large bf16 GEMM. */
+  matmulPeakEfficiency: 0.72,
+  /** GEMM rows (tokens per GPU per microbatch) at which efficiency is half its best. */
+  matmulHalfRows: 32,
+  /** GEMM columns (hidden / tp) at which efficiency is half its best. */
+  matmulHalfColumns: 64,
+  /** Bytes memory-bound kernels (norms, activation functions, residual adds, dropout) move per token per layer per hidden unit, forward. */
+  elementwiseBytesPerHidden: 128,
+  /** Bytes moved per attention score element (per token, head and key) forward by unfused softmax, mask and dropout. */
+  scoreBytesPerElement: 12,
+  /** Fraction of NVLink bandwidth a NCCL collective achieves (bus bandwidth / link rate). */
+  scaleUpBusEfficiency: 0.8,
+  /** Fraction of NIC bandwidth a NCCL collective achieves across nodes. */
+  scaleOutBusEfficiency: 0.85,
+  /** Fraction of a cross-site link's capacity usable by training traffic. */
+  crossSiteLinkEfficiency: 0.9,
+  /** Per ring step latency inside a node, seconds. */
+  scaleUpStepLatencyS: 5e-6,
+  /** Per ring step latency between nodes of a site, seconds. */
+  scaleOutStepLatencyS: 12e-6,
+  /** Share of tensor-parallel communication left exposed when it is overlapped with GEMMs. */
+  tpOverlapResidual: 0.3,
+  /** Memory the framework, CUDA context, NCCL buffers and fragmentation take on every GPU, GiB. */
+  reservedMemoryGiB: 5,
+  /** Bytes the Adam step reads and writes per parameter it owns (fp32 master, m, v, grad; bf16 weight). */
+  optimizerBytesPerParam: 34,
+} as const;
+
+/** Network-layer constants (docs/cost-model.md §4). */
+export const NETWORK = {
+  /** Largest TCP window a tuned host uses, bytes. */
+  tcpWindowBytes: 16 * 1024 * 1024,
+  /** TCP maximum segment size with jumbo frames, bytes. */
+  tcpMssBytes: 8948,
+  /** RoCE MTU, bytes. */
+  roceMtuBytes: 4096,
+} as const;

@@ -1,0 +1,344 @@
+/**
+ * The cost model's entry point: predicted iteration time with its breakdown, memory per GPU,
+ * MFU and link loads of one plan on one scenario, plus every way the plan fails to fit.
+ * Pure: no solver values, no I/O. See docs/cost-model.md.
+ */
+import { CALIBRATION } from './calibration-constants';
+import { addRouteLoad, emptyLoads, linkBusyS, linkSettings, ringHops, routeLatencyS, type LinkLoad } from './cross-site';
+import { reduceScatterS, tierForGroup } from './network';
+import { bubbleFactor, chainCrossings } from './pipeline';
+import { layOutPlan, type PlanLayout, type ReplicaGroupLayout } from './placement';
+import type { PlanSpec } from './plan-schema';
+import type { Scenario } from './scenario';
+import { stageMemory, stageParams, type StageMemory } from './memory';
+import { stageTime, type StageTime } from './stage-cost';
+import { modelFlopsPerIteration } from './transformer';
+import { BF16_BYTES, gBpsToBytesPerS, tflopsToFlopPerS } from './units';
+
+/** Where the iteration's time goes; the parts add up to `iterationTimeS`. */
+export interface Breakdown {
+  /** Forward, backward and recomputation of the bottleneck stage, all microbatches. */
+  readonly computeS: number;
+  readonly tpExposedS: number;
+  readonly cpExposedS: number;
+  readonly epExposedS: number;
+  /** Pipeline sends inside a site. */
+  readonly ppExposedS: number;
+  /** Gradient sync (and ZeRO-3 gathers) not hidden behind compute, inside sites. */
+  readonly dpExposedS: number;
+  /** Pipeline fill and drain. */
+  readonly bubbleS: number;
+  /** Time added by cross-site links: pipeline sends, their latency, and the cross-site part of gradient sync. */
+  readonly crossSiteS: number;
+  readonly optimizerS: number;
+}
+
+export interface SiteUsage {
+  readonly site: string;
+  readonly gpuType: string;
+  readonly gpusUsed: number;
+  readonly gpusIdle: number;
+  /** Pipeline stages the site hosts, as (stage index, replicas) pairs. */
+  readonly stages: readonly { readonly stage: number; readonly replicas: number }[];
+  /** Largest memory per GPU at the site. */
+  readonly memoryGiBPerGpu: number;
+  readonly memoryCapacityGiB: number;
+}
+
+export interface LinkUsage {
+  readonly link: string;
+  /** Bytes per iteration per direction (pipeline + data parallel). */
+  readonly bytesPerIteration: number;
+  /** Seconds of the iteration the link is busy, per direction. */
+  readonly busyS: number;
+  /** busyS / iteration time. */
+  readonly utilization: number;
+}
+
+export interface Prediction {
+  readonly iterationTimeS: number;
+  /** Model FLOPs (no recomputation) / (time x used GPUs x their peak), 0-1. */
+  readonly mfu: number;
+  readonly tokensPerSecondPerGpu: number;
+  /** Model TFLOP/s per used GPU. */
+  readonly modelTflopsPerGpu: number;
+  /** Largest memory per GPU over all stages and sites. */
+  readonly memoryGiBPerGpu: number;
+  readonly breakdown: Breakdown;
+  readonly gpusUsed: number;
+  readonly gpusIdle: number;
+  readonly microbatchesPerReplica: number;
+  readonly sites: readonly SiteUsage[];
+  readonly links: readonly LinkUsage[];
+  /** Memory parts of the stage with the largest footprint. */
+  readonly peakMemory: StageMemory & { readonly stage: number; readonly site: string };
+}
+
+export interface Evaluation {
+  readonly fits: boolean;
+  /** Readable reasons the plan does not fit, empty when it does. */
+  readonly violations: readonly string[];
+  readonly predicted: Prediction;
+}
+
+/** Evaluates one plan (raw JSON or parsed); throws ScenarioValidationError if the plan is malformed. */
+export function evaluate(scenario: Scenario, plan: unknown, pathPrefix = 'plan'): Evaluation {
+  return evaluateLayout(scenario, layOutPlan(scenario, plan, pathPrefix));
+}
+
+/** Evaluates a plan that has already been laid out. */
+export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluation {
+  const { plan, stages, groups } = layout;
+  const violations: string[] = [];
+  const gpusPerReplicaStage = plan.tp * plan.cp;
+
+  // GPUs per site.
+  const usedPerSite = scenario.sites.map(() => 0);
+  const replicasOfStageAtSite = stages.map(() => scenario.sites.map(() => 0));
+  for (const group of groups) {
+    group.stageSite.forEach((site, stage) => {
+      usedPerSite[site]! += group.replicas * gpusPerReplicaStage;
+      replicasOfStageAtSite[stage]![site]! += group.replicas;
+    });
+  }
+  scenario.sites.forEach((site, s) => {
+    if (usedPerSite[s]! > site.gpus) violations.push(`${site.name} has ${site.gpus} GPUs, the plan uses ${usedPerSite[s]}`);
+  });
+  checkBatch(scenario, plan, groups, violations);
+  if (plan.network?.some((s) => s.gradientCompression !== 'none') && !scenario.search?.allowGradientCompression) {
+    violations.push('gradient compression needs search.allowGradientCompression: true in the scenario');
+  }
+
+  // Per-microbatch stage times, per (stage, site).
+  const timeCache = new Map<number, StageTime>();
+  const siteCount = scenario.sites.length;
+  const timeOf = (stage: number, site: number): StageTime => {
+    const key = stage * siteCount + site;
+    let time = timeCache.get(key);
+    if (!time) {
+      time = stageTime(scenario, plan, stages[stage]!, scenario.sites[site]!, usedPerSite[site]!);
+      timeCache.set(key, time);
+    }
+    return time;
+  };
+
+  // Data-parallel gradient sync per stage (intra-site rings and cross-site link loads).
+  const settings = linkSettings(scenario, plan);
+  const dp = dataParallelSync(scenario, layout, replicasOfStageAtSite, usedPerSite, settings);
+
+  // Pipeline phase per replica group, with cross-site stage boundaries as link stages.
+  const ppLoads = emptyLoads(scenario);
+  const sendBytes = plan.microBatchSeqs * scenario.training.seqLen * scenario.model.hidden * BF16_BYTES;
+  const crossings = groups.map((group) => chainCrossings(group.stageSite, plan.virtualStages));
+  groups.forEach((group, g) => {
+    for (const hop of crossings[g]!) addRouteLoad(scenario, ppLoads, hop.from, hop.to, group.replicas * sendBytes, group.replicas * gpusPerReplicaStage);
+  });
+  const ppLinkStepS = linkBusyS(scenario, settings, ppLoads);
+  const zero3Exposed = (stage: number, site: number): number =>
+    plan.zero >= 3 ? Math.max(0, 1.5 * dp.syncS[stage]! - (timeOf(stage, site).totalS)) : 0;
+
+  let critical = { timeS: -1, group: 0, bottleneckStage: 0, linkExcessS: 0, bubbleS: 0, fillCrossS: 0, microbatches: 0 };
+  groups.forEach((group, g) => {
+    let sum = 0;
+    let max = -1;
+    let bottleneck = 0;
+    group.stageSite.forEach((site, stage) => {
+      const s = timeOf(stage, site).totalS + zero3Exposed(stage, site);
+      sum += s;
+      if (s > max) { max = s; bottleneck = stage; }
+    });
+    let linkStep = 0;
+    let fillCrossS = 0;
+    for (const hop of crossings[g]!) {
+      const hopStep = Math.max(...scenario.routes[hop.from]![hop.to]!.map((link) => ppLinkStepS[link]!));
+      linkStep = Math.max(linkStep, hopStep);
+      fillCrossS += 2 * (routeLatencyS(scenario, hop.from, hop.to) + hopStep);
+    }
+    const m = group.microbatches;
+    const bubbleS = (sum - max) * bubbleFactor(plan);
+    const linkExcessS = Math.max(0, linkStep - max);
+    const timeS = m * (max + linkExcessS) + bubbleS + fillCrossS;
+    if (timeS > critical.timeS) critical = { timeS, group: g, bottleneckStage: bottleneck, linkExcessS, bubbleS, fillCrossS, microbatches: m };
+  });
+
+  // Gradient sync exposed after the pipeline drains, per stage; the worst stage sets the iteration.
+  const criticalGroup = groups[critical.group]!;
+  const windows = overlapWindows(criticalGroup, timeOf);
+  let dpExposedS = 0;
+  let dpCrossShare = 0;
+  stages.forEach((_, stage) => {
+    const sync = dp.syncS[stage]!;
+    let exposed: number;
+    if (!scenario.training.overlap.dataParallel) exposed = sync;
+    else if (plan.zero === 0) exposed = Math.max(0, sync - windows.backwardS[stage]!);
+    else exposed = Math.max(0, sync / 2 - windows.backwardS[stage]!) + Math.max(0, sync / 2 - windows.forwardS[stage]!);
+    if (exposed > dpExposedS) {
+      dpExposedS = exposed;
+      dpCrossShare = sync > 0 ? dp.crossS / sync : 0;
+    }
+  });
+
+  const optimizerS = Math.max(...stages.map((stage) => {
+    const params = stageParams(scenario, plan, stage);
+    const shards = plan.zero >= 1 ? plan.dp * plan.cp : 1;
+    const owned = params.dense / shards + params.expert / Math.max(1, shards / plan.ep);
+    const slowestHbm = Math.min(...criticalGroup.stageSite.map((site) => scenario.sites[site]!.gpu.hbmGBps));
+    return (owned * CALIBRATION.optimizerBytesPerParam) / gBpsToBytesPerS(slowestHbm);
+  }));
+
+  const bottleneckTime = timeOf(critical.bottleneckStage, criticalGroup.stageSite[critical.bottleneckStage]!);
+  const m = critical.microbatches;
+  const breakdown: Breakdown = {
+    computeS: m * (bottleneckTime.forwardS + bottleneckTime.backwardS + bottleneckTime.recomputeS),
+    tpExposedS: m * bottleneckTime.tpExposedS,
+    cpExposedS: m * bottleneckTime.cpExposedS,
+    epExposedS: m * bottleneckTime.epExposedS,
+    ppExposedS: m * bottleneckTime.ppSendS,
+    dpExposedS: dpExposedS * (1 - dpCrossShare) + m * zero3Exposed(critical.bottleneckStage, criticalGroup.stageSite[critical.bottleneckStage]!),
+    bubbleS: critical.bubbleS,
+    crossSiteS: m * critical.linkExcessS + critical.fillCrossS + dpExposedS * dpCrossShare,
+    optimizerS,
+  };
+  const iterationTimeS = Object.values(breakdown).reduce((sum, part) => sum + part, 0);
+
+  // Memory per (stage, site), against each site's capacity.
+  let peak: StageMemory & { stage: number; site: string } | undefined;
+  const siteMemory = scenario.sites.map(() => 0);
+  const memoryViolations = new Map<string, string>();
+  for (const group of groups) {
+    group.stageSite.forEach((site, stage) => {
+      const memory = stageMemory(scenario, plan, stages[stage]!, group.microbatches);
+      const where = scenario.sites[site]!;
+      siteMemory[site] = Math.max(siteMemory[site]!, memory.totalGiB);
+      if (!peak || memory.totalGiB > peak.totalGiB) peak = { ...memory, stage, site: where.name };
+      if (memory.totalGiB > where.gpu.memoryGiB) {
+        const key = `${stage}:${site}`;
+        if (!memoryViolations.has(key)) {
+          memoryViolations.set(key, `stage ${stage} at ${where.name} needs ${memory.totalGiB.toFixed(1)} GiB per GPU, has ${where.gpu.memoryGiB} (${where.gpu.name})`);
+        }
+      }
+    });
+  }
+  violations.push(...memoryViolations.values());
+
+  const gpusUsed = usedPerSite.reduce((a, b) => a + b, 0);
+  const gpusTotal = scenario.sites.reduce((a, site) => a + site.gpus, 0);
+  const peakFlopRate = scenario.sites.reduce((sum, site, s) => sum + usedPerSite[s]! * tflopsToFlopPerS(site.gpu.peakBf16Tflops), 0);
+  const modelFlops = modelFlopsPerIteration(scenario.model, scenario.training.seqLen, scenario.training.globalBatchSeqs);
+  const linkLoadsTotal = scenario.links.map((_, i) => ppLoads[i]!.bytes * m + dp.crossLoads[i]!.bytes);
+  const linkBusy = scenario.links.map((_, i) => ppLinkStepS[i]! * m + dp.crossBusyS[i]!);
+
+  return {
+    fits: violations.length === 0,
+    violations,
+    predicted: {
+      iterationTimeS,
+      mfu: modelFlops / (iterationTimeS * peakFlopRate),
+      tokensPerSecondPerGpu: (scenario.training.globalBatchSeqs * scenario.training.seqLen) / iterationTimeS / gpusUsed,
+      modelTflopsPerGpu: modelFlops / iterationTimeS / gpusUsed / 1e12,
+      memoryGiBPerGpu: peak!.totalGiB,
+      breakdown,
+      gpusUsed,
+      gpusIdle: Math.max(0, gpusTotal - gpusUsed),
+      microbatchesPerReplica: m,
+      sites: scenario.sites.map((site, s) => ({
+        site: site.name,
+        gpuType: site.gpu.name,
+        gpusUsed: usedPerSite[s]!,
+        gpusIdle: Math.max(0, site.gpus - usedPerSite[s]!),
+        stages: stages.map((_, stage) => ({ stage, replicas: replicasOfStageAtSite[stage]![s]! })).filter((x) => x.replicas > 0),
+        memoryGiBPerGpu: siteMemory[s]!,
+        memoryCapacityGiB: site.gpu.memoryGiB,
+      })),
+      links: scenario.links.map((link, i) => ({
+        link: link.label,
+        bytesPerIteration: linkLoadsTotal[i]!,
+        busyS: linkBusy[i]!,
+        utilization: linkBusy[i]! / iterationTimeS,
+      })),
+      peakMemory: peak!,
+    },
+  };
+}
+
+function checkBatch(scenario: Scenario, plan: PlanSpec, groups: readonly ReplicaGroupLayout[], violations: string[]): void {
+  const global = scenario.training.globalBatchSeqs;
+  const covered = groups.reduce((sum, g) => sum + g.replicas * g.microbatches * plan.microBatchSeqs, 0);
+  const whole = groups.every((g) => Number.isInteger(g.microbatches));
+  if (!whole || Math.abs(covered - global) > 1e-9) {
+    violations.push(
+      `globalBatchSeqs ${global} is not dp x microBatchSeqs x microbatches (${plan.dp} x ${plan.microBatchSeqs} x ${groups.map((g) => +g.microbatches.toFixed(3)).join('/')} = ${+covered.toFixed(3)})`,
+    );
+  }
+}
+
+/**
+ * Compute a stage's gradient sync can hide behind: its last backward plus the backward of the
+ * stages before it that drain after it; its parameter gather, the forwards before its first one.
+ */
+function overlapWindows(group: ReplicaGroupLayout, timeOf: (stage: number, site: number) => StageTime) {
+  const backwardS: number[] = [];
+  const forwardS: number[] = [];
+  let backwardBefore = 0;
+  let forwardBefore = 0;
+  group.stageSite.forEach((site, stage) => {
+    const t = timeOf(stage, site);
+    backwardBefore += t.backwardS + t.recomputeS;
+    forwardBefore += t.forwardS;
+    backwardS[stage] = backwardBefore;
+    forwardS[stage] = forwardBefore;
+  });
+  return { backwardS, forwardS };
+}
+
+/** Gradient sync time per stage: intra-site ring(s) plus the shared cross-site phase. */
+function dataParallelSync(
+  scenario: Scenario,
+  layout: PlanLayout,
+  replicasOfStageAtSite: readonly (readonly number[])[],
+  usedPerSite: readonly number[],
+  settings: ReturnType<typeof linkSettings>,
+) {
+  const { plan, stages } = layout;
+  const crossLoads: LinkLoad[] = emptyLoads(scenario);
+  const intraS: number[] = [];
+  const siteSets: number[][] = [];
+  let maxHopLatencyS = 0;
+  let maxRingSites = 1;
+  stages.forEach((stage, j) => {
+    const params = stageParams(scenario, plan, stage);
+    const gradBytesPerGpu = BF16_BYTES * (params.dense + params.expert);
+    const sites = replicasOfStageAtSite[j]!.flatMap((replicas, site) => (replicas > 0 ? [site] : []));
+    siteSets.push(sites);
+    const totalRanks = plan.dp * plan.cp;
+    let intra = 0;
+    for (const site of sites) {
+      const ranks = replicasOfStageAtSite[j]![site]! * plan.cp;
+      const where = scenario.sites[site]!;
+      const tier = tierForGroup(where, ranks * plan.tp, usedPerSite[site]! > where.podGpus);
+      // Hierarchical: reduce-scatter then all-gather inside the site; single site: the same two halves of an all-reduce.
+      intra = Math.max(intra, 2 * reduceScatterS(gradBytesPerGpu, sites.length > 1 ? ranks : totalRanks, tier));
+    }
+    intraS.push(intra);
+    if (sites.length < 2) return;
+    maxRingSites = Math.max(maxRingSites, sites.length);
+    for (const hop of ringHops(sites)) {
+      const link = scenario.routes[hop.from]![hop.to]![0]!;
+      const compressed = settings[link]!.gradientCompression === 'fp8' ? 0.5 : 1;
+      const flat = settings[link]!.collectives === 'flat';
+      const k = sites.length;
+      const bytes = flat
+        ? plan.tp * plan.cp * (2 * (totalRanks - 1) / totalRanks) * gradBytesPerGpu * compressed
+        : plan.tp * (2 * (k - 1) / k) * gradBytesPerGpu * compressed;
+      const pairs = flat ? plan.tp * plan.cp : replicasOfStageAtSite[j]![hop.from]! * plan.tp * plan.cp;
+      addRouteLoad(scenario, crossLoads, hop.from, hop.to, bytes, pairs);
+      maxHopLatencyS = Math.max(maxHopLatencyS, routeLatencyS(scenario, hop.from, hop.to));
+    }
+  });
+  const crossBusyS = linkBusyS(scenario, settings, crossLoads);
+  const crossS = crossBusyS.length > 0 && crossBusyS.some((t) => t > 0)
+    ? Math.max(...crossBusyS) + 2 * (maxRingSites - 1) * maxHopLatencyS
+    : 0;
+  const syncS = stages.map((_, j) => intraS[j]! + (siteSets[j]!.length > 1 ? crossS : 0));
+  return { syncS, crossS, crossLoads, crossBusyS };
+}

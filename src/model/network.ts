@@ -1,0 +1,81 @@
+/**
+ * Bandwidths and collective times for the three tiers: scale-up (NVLink), scale-out inside a
+ * site (NIC, pods), and cross-site links with their network-layer settings (docs/cost-model.md §3-4).
+ */
+import { CALIBRATION, NETWORK } from './calibration-constants';
+import type { LinkSettingsSpec } from './plan-schema';
+import type { Link, Site } from './scenario';
+import { gBpsToBytesPerS, gbpsToBytesPerS } from './units';
+
+export type LinkSettings = Omit<LinkSettingsSpec, 'between'>;
+
+/** Production defaults: RoCE, one flow per GPU pair, hierarchical collectives, no compression. */
+export const DEFAULT_LINK_SETTINGS: LinkSettings = {
+  transport: 'roce',
+  flowsPerGpuPair: 1,
+  collectives: 'hierarchical',
+  gradientCompression: 'none',
+};
+
+/** A tier's collective bandwidth per GPU (bytes/s) and per ring step latency (s). */
+export interface Tier {
+  readonly bytesPerS: number;
+  readonly stepLatencyS: number;
+}
+
+/** NVLink tier at a site. */
+export const scaleUpTier = (site: Site): Tier => ({
+  bytesPerS: gBpsToBytesPerS(site.gpu.scaleUpGBps) * CALIBRATION.scaleUpBusEfficiency,
+  stepLatencyS: CALIBRATION.scaleUpStepLatencyS,
+});
+
+/** NIC tier at a site; a group spread over more than one pod shares the oversubscribed layer. */
+export const scaleOutTier = (site: Site, spansPods: boolean): Tier => ({
+  bytesPerS: (gbpsToBytesPerS(site.gpu.nicGbps) * CALIBRATION.scaleOutBusEfficiency) / (spansPods ? site.podOversubscription : 1),
+  stepLatencyS: CALIBRATION.scaleOutStepLatencyS,
+});
+
+/** The tier a group of `groupGpus` consecutive ranks uses: NVLink while it fits one scale-up domain. */
+export const tierForGroup = (site: Site, groupGpus: number, spansPods: boolean): Tier =>
+  groupGpus <= site.scaleUpDomainGpus ? scaleUpTier(site) : scaleOutTier(site, spansPods);
+
+/** Ring all-reduce of `bytes` per GPU over `ranks` GPUs: 2(n-1)/n of the bytes plus 2(n-1) step latencies. */
+export function allReduceS(bytes: number, ranks: number, tier: Tier): number {
+  if (ranks <= 1) return 0;
+  return (2 * (ranks - 1) / ranks) * (bytes / tier.bytesPerS) + 2 * (ranks - 1) * tier.stepLatencyS;
+}
+
+/** Ring reduce-scatter or all-gather: half an all-reduce. */
+export const reduceScatterS = (bytes: number, ranks: number, tier: Tier): number => allReduceS(bytes, ranks, tier) / 2;
+
+/** All-to-all of `bytes` per GPU over `ranks` GPUs: (n-1)/n of it leaves the GPU. */
+export function allToAllS(bytes: number, ranks: number, tier: Tier): number {
+  if (ranks <= 1) return 0;
+  return ((ranks - 1) / ranks) * (bytes / tier.bytesPerS) + (ranks - 1) * tier.stepLatencyS;
+}
+
+/**
+ * Usable bytes/s of one direction of a cross-site link when `gpuPairs` GPU pairs send across it
+ * at once with the given settings: capacity, capped by what the flows can carry given RTT and loss.
+ */
+export function linkBytesPerS(link: Link, settings: LinkSettings, gpuPairs: number): number {
+  const capacity = link.bandwidthBytesPerS * CALIBRATION.crossSiteLinkEfficiency;
+  const flows = Math.max(1, gpuPairs) * settings.flowsPerGpuPair;
+  const rttS = Math.max(link.rttS, 1e-6);
+  if (settings.transport === 'tcp') {
+    const windowCap = NETWORK.tcpWindowBytes / rttS;
+    const lossCap = link.lossRate > 0 ? (NETWORK.tcpMssBytes / rttS) * (1.22 / Math.sqrt(link.lossRate)) : Infinity;
+    return Math.min(capacity, flows * Math.min(windowCap, lossCap));
+  }
+  // RoCE: go-back-N resends a whole in-flight window per loss; the window is each QP's share of the BDP.
+  const windowPackets = (capacity / flows) * rttS / NETWORK.roceMtuBytes;
+  return capacity / (1 + link.lossRate * Math.max(1, windowPackets));
+}
+
+/** Settings for a link, from a plan's `network` list or the defaults. */
+export function settingsForLink(link: Link, siteNames: readonly string[], network: readonly LinkSettingsSpec[] | undefined): LinkSettings {
+  const a = siteNames[link.siteA];
+  const b = siteNames[link.siteB];
+  const found = network?.find((s) => (s.between[0] === a && s.between[1] === b) || (s.between[0] === b && s.between[1] === a));
+  return found ?? DEFAULT_LINK_SETTINGS;
+}

@@ -1,0 +1,29 @@
+/**
+ * Pipeline schedule timing (docs/cost-model.md §3): with per-stage step times S_j and m
+ * microbatches, an iteration's pipeline phase takes m * max S + bubble, where the bubble is
+ * (sum S - max S) for GPipe and 1F1B, that divided by v for the interleaved schedule, and a
+ * third of it for ZB-H1 (zero-bubble, Qi et al. 2024).
+ */
+import type { PlanSpec } from './plan-schema';
+
+/** Fraction of the 1F1B fill/drain bubble a schedule keeps. */
+export function bubbleFactor(plan: PlanSpec): number {
+  switch (plan.schedule) {
+    case 'gpipe':
+    case '1f1b': return 1;
+    case 'interleaved': return 1 / plan.virtualStages;
+    case 'zb-h1': return 1 / 3;
+  }
+}
+
+/** Sites crossed along one replica's chain of virtual stages: pairs (from, to) in chain order. */
+export function chainCrossings(stageSite: readonly number[], virtualStages: number): { readonly from: number; readonly to: number }[] {
+  const p = stageSite.length;
+  const crossings: { from: number; to: number }[] = [];
+  for (let q = 0; q + 1 < p * virtualStages; q++) {
+    const from = stageSite[q % p]!;
+    const to = stageSite[(q + 1) % p]!;
+    if (from !== to) crossings.push({ from, to });
+  }
+  return crossings;
+}

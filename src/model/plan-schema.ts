@@ -1,0 +1,60 @@
+/**
+ * The parallel configuration ("plan") format: degrees, microbatching, schedule, memory
+ * savings, and where each pipeline stage of each data-parallel replica runs.
+ */
+import { z } from 'zod';
+import { positiveInt } from './scenario-schema';
+
+export const SCHEDULES = ['gpipe', '1f1b', 'interleaved', 'zb-h1'] as const;
+export type Schedule = (typeof SCHEDULES)[number];
+export const RECOMPUTE_MODES = ['none', 'selective', 'full'] as const;
+export type Recompute = (typeof RECOMPUTE_MODES)[number];
+
+export const stageSitesSchema = z.strictObject({
+  site: z.string().min(1),
+  stages: positiveInt('consecutive pipeline stages on this site'),
+}).describe('A run of consecutive pipeline stages hosted by one site.');
+
+export const replicaGroupSchema = z.strictObject({
+  replicas: positiveInt('data-parallel replicas laid out this way'),
+  stageSites: z.array(stageSitesSchema).min(1).max(4096)
+    .describe('Sites of stages 0..pp-1 in order, run-length encoded; the counts add up to pp.'),
+  microbatches: positiveInt('microbatches per replica per iteration').optional()
+    .describe('Microbatches each replica of this group runs; default globalBatchSeqs / (dp x microBatchSeqs).'),
+}).describe('Identical pipeline replicas laid out on the same sites.');
+
+export const placementSchema = z.strictObject({
+  layersPerStage: z.array(positiveInt('layers on a stage')).min(1).max(4096).optional()
+    .describe('Transformer layers per pipeline stage (all virtual chunks together); default: as even as possible.'),
+  replicaGroups: z.array(replicaGroupSchema).min(1).max(4096),
+}).describe('Which site runs each stage of each replica. Optional for a one-site scenario.');
+
+export const linkSettingsSchema = z.strictObject({
+  between: z.tuple([z.string().min(1), z.string().min(1)]),
+  transport: z.enum(['roce', 'tcp']).default('roce'),
+  flowsPerGpuPair: positiveInt('parallel flows or QPs per GPU pair').max(1024).default(1),
+  collectives: z.enum(['hierarchical', 'flat']).default('hierarchical')
+    .describe('How data-parallel gradients cross: reduce inside the site first, or one flat ring.'),
+  gradientCompression: z.enum(['none', 'fp8']).default('none'),
+}).describe('Network-layer settings for one cross-site link; absent links use the defaults.');
+
+export const planSchema = z.strictObject({
+  tp: positiveInt('tensor-parallel degree'),
+  cp: positiveInt('context-parallel degree').default(1),
+  ep: positiveInt('expert-parallel degree').default(1),
+  pp: positiveInt('pipeline-parallel degree'),
+  dp: positiveInt('data-parallel degree'),
+  microBatchSeqs: positiveInt('sequences per microbatch'),
+  schedule: z.enum(SCHEDULES).default('1f1b'),
+  virtualStages: positiveInt('model chunks per GPU (interleaved schedule)').default(1),
+  recompute: z.enum(RECOMPUTE_MODES).default('none'),
+  zero: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]).default(1)
+    .describe('0: replicated; 1: optimizer sharded over dp x cp; 2: + gradients; 3: + weights.'),
+  placement: placementSchema.optional(),
+  network: z.array(linkSettingsSchema).max(2016).optional(),
+}).describe('A parallel configuration of the training job.');
+
+export type PlanSpec = z.output<typeof planSchema>;
+export type PlacementSpec = z.output<typeof placementSchema>;
+export type ReplicaGroupSpec = z.output<typeof replicaGroupSchema>;
+export type LinkSettingsSpec = z.output<typeof linkSettingsSchema>;

@@ -1,0 +1,88 @@
+/**
+ * The one typed error for bad input. Each issue names the JSON path of the offending value,
+ * so the CLI prints one line per problem (`cluster.sites[1].gpus: must be a positive integer`).
+ */
+import type { z } from 'zod';
+
+/** One problem with the input, at one JSON path. */
+export interface InputIssue {
+  /** Dotted JSON path with [index] for arrays, e.g. `cluster.sites[1].gpus`; '' for the root. */
+  readonly path: string;
+  readonly message: string;
+}
+
+/** Thrown for invalid input only; anything else thrown by the library is a bug. */
+export class ScenarioValidationError extends Error {
+  readonly issues: readonly InputIssue[];
+  /** File the input came from, when known. */
+  readonly source?: string;
+
+  constructor(issues: readonly InputIssue[], source?: string) {
+    super(formatIssues(issues, source));
+    this.name = 'ScenarioValidationError';
+    this.issues = issues;
+    this.source = source;
+  }
+
+  /** The same issues, each path prefixed (used to nest a plan inside `plan[3]`). */
+  withPrefix(prefix: string, source?: string): ScenarioValidationError {
+    return new ScenarioValidationError(
+      this.issues.map((issue) => ({ path: joinPath(prefix, issue.path), message: issue.message })),
+      source ?? this.source,
+    );
+  }
+}
+
+/** `a` + `b` as a JSON path: `cluster` + `sites[1]` -> `cluster.sites[1]`, `plan` + `[2]` -> `plan[2]`. */
+export function joinPath(prefix: string, path: string): string {
+  if (prefix === '') return path;
+  if (path === '') return prefix;
+  return path.startsWith('[') ? `${prefix}${path}` : `${prefix}.${path}`;
+}
+
+/** Formats a path given as keys and indices: ['cluster', 'sites', 1, 'gpus'] -> `cluster.sites[1].gpus`. */
+export function formatPath(segments: readonly PropertyKey[]): string {
+  let out = '';
+  for (const segment of segments) {
+    if (typeof segment === 'number') out += `[${segment}]`;
+    else out = out === '' ? String(segment) : `${out}.${String(segment)}`;
+  }
+  return out;
+}
+
+/** One line per issue: `path: message` (or just the message at the root). */
+export function formatIssues(issues: readonly InputIssue[], source?: string): string {
+  const where = source ? `${source}: ` : '';
+  return issues.map((issue) => `${where}${issue.path === '' ? '' : `${issue.path}: `}${issue.message}`).join('\n');
+}
+
+/** Converts zod issues into path-named input issues, with readable messages for the common cases. */
+export function issuesFromZod(error: z.ZodError, prefix = ''): InputIssue[] {
+  return error.issues.map((issue) => ({
+    path: joinPath(prefix, formatPath(issue.path)),
+    message: describeZodIssue(issue),
+  }));
+}
+
+function describeZodIssue(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'unrecognized_keys':
+      return `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}`;
+    case 'invalid_type':
+      if (issue.input === undefined) return `is required (${issue.expected})`;
+      if (typeof issue.input === 'number' && !Number.isFinite(issue.input)) return 'must be a finite number';
+      return issue.message.startsWith('Invalid input') ? `must be ${issue.expected}, got ${describeValue(issue.input)}` : issue.message;
+    case 'invalid_value':
+      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${describeValue(issue.input)}`;
+    default:
+      return issue.message;
+  }
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
+  if (typeof value === 'object') return 'an object';
+  return String(value);
+}
