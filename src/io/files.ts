@@ -5,6 +5,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { ScenarioValidationError } from '../model/validation-error';
+import { jsonErrorOffset } from './json-error-position';
 
 /** Reads and parses a JSON file; a missing file or malformed JSON is a {@link ScenarioValidationError}. */
 export function readJsonFile(file: string): unknown {
@@ -24,15 +25,16 @@ export function parseJsonText(text: string, source: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    const message = (error as Error).message;
-    const position = /position (\d+)/.exec(message);
+    const offset = jsonErrorOffset(text);
     let where = '';
-    if (position) {
-      const offset = Number(position[1]);
+    if (offset !== undefined) {
       const before = text.slice(0, offset).split('\n');
-      where = ` at line ${before.length}, column ${before[before.length - 1]!.length + 1}`;
+      const found = offset < text.length ? `unexpected ${JSON.stringify(text[offset])}` : 'unexpected end of input';
+      where = ` at line ${before.length}, column ${before[before.length - 1]!.length + 1}: ${found}`;
+    } else {
+      where = `: ${(error as Error).message.split('\n')[0]}`;
     }
-    throw new ScenarioValidationError([{ path: '', message: `malformed JSON${where}: ${message.replace(/ in JSON at position \d+.*$/, '')}` }], source);
+    throw new ScenarioValidationError([{ path: '', message: `malformed JSON${where}` }], source);
   }
 }
 

@@ -6,7 +6,7 @@
 import { CALIBRATION } from './calibration-constants';
 import { addRouteLoad, emptyLoads, linkBusyS, linkSettings, ringHops, routeLatencyS, type LinkLoad } from './cross-site';
 import { reduceScatterS, tierForGroup } from './network';
-import { bubbleFactor, chainCrossings } from './pipeline';
+import { chainCrossings, pipelinePhaseS } from './pipeline';
 import { layOutPlan, type PlanLayout, type ReplicaGroupLayout } from './placement';
 import type { PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
@@ -139,14 +139,9 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
 
   let critical = { timeS: -1, group: 0, bottleneckStage: 0, linkExcessS: 0, bubbleS: 0, fillCrossS: 0, microbatches: 0 };
   groups.forEach((group, g) => {
-    let sum = 0;
-    let max = -1;
-    let bottleneck = 0;
-    group.stageSite.forEach((site, stage) => {
-      const s = timeOf(stage, site).totalS + zero3Exposed(stage, site);
-      sum += s;
-      if (s > max) { max = s; bottleneck = stage; }
-    });
+    const stepS = group.stageSite.map((site, stage) => timeOf(stage, site).totalS + zero3Exposed(stage, site));
+    const max = Math.max(...stepS);
+    const bottleneck = stepS.indexOf(max);
     let linkStep = 0;
     let fillCrossS = 0;
     for (const hop of crossings[g]!) {
@@ -155,9 +150,9 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
       fillCrossS += 2 * (routeLatencyS(scenario, hop.from, hop.to) + hopStep);
     }
     const m = group.microbatches;
-    const bubbleS = (sum - max) * bubbleFactor(plan);
+    const { steadyS, bubbleS } = pipelinePhaseS(stepS, m, plan);
     const linkExcessS = Math.max(0, linkStep - max);
-    const timeS = m * (max + linkExcessS) + bubbleS + fillCrossS;
+    const timeS = steadyS + m * linkExcessS + bubbleS + fillCrossS;
     if (timeS > critical.timeS) critical = { timeS, group: g, bottleneckStage: bottleneck, linkExcessS, bubbleS, fillCrossS, microbatches: m };
   });
 

@@ -27,3 +27,15 @@ export function chainCrossings(stageSite: readonly number[], virtualStages: numb
   }
   return crossings;
 }
+
+/**
+ * Pipeline phase of one replica: m microbatches through stages with per-microbatch step times
+ * `stepS` (seconds). Exact for equal stages under GPipe/1F1B ((m + p - 1) S); for unequal
+ * stages the steady state runs at the slowest stage and fill/drain passes every other stage once.
+ */
+export function pipelinePhaseS(stepS: readonly number[], microbatches: number, plan: PlanSpec): { readonly steadyS: number; readonly bubbleS: number } {
+  let sum = 0;
+  let max = 0;
+  for (const s of stepS) { sum += s; max = Math.max(max, s); }
+  return { steadyS: microbatches * max, bubbleS: (sum - max) * bubbleFactor(plan) };
+}

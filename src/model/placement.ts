@@ -28,6 +28,9 @@ export interface ReplicaGroupLayout {
   readonly microbatches: number;
 }
 
+/** Upper bound on replica groups x stages x chunks, so that a layout stays small enough to evaluate quickly. */
+const MAX_STAGE_SLOTS = 1_000_000;
+
 export interface PlanLayout {
   readonly plan: PlanSpec;
   readonly stages: readonly StageLayout[];
@@ -36,7 +39,7 @@ export interface PlanLayout {
 
 /** Parses and lays out a plan against a scenario; throws {@link ScenarioValidationError} on structural errors. */
 export function layOutPlan(scenario: Scenario, input: unknown, pathPrefix = 'plan'): PlanLayout {
-  const parsed = planSchema.safeParse(input);
+  const parsed = planSchema.safeParse(input, { reportInput: true });
   if (!parsed.success) throw new ScenarioValidationError(issuesFromZod(parsed.error, pathPrefix));
   const plan = parsed.data;
   const issues: InputIssue[] = [];
@@ -122,6 +125,11 @@ function resolveGroups(scenario: Scenario, plan: PlanSpec, issues: InputIssue[],
     return [{ replicas: plan.dp, stageSite: Array.from({ length: plan.pp }, () => 0), microbatches: defaultMicrobatches }];
   }
   const siteIndex = new Map(scenario.sites.map((site) => [site.name, site.index]));
+  const stageSlots = plan.placement.replicaGroups.length * plan.pp * plan.virtualStages;
+  if (stageSlots > MAX_STAGE_SLOTS) {
+    issues.push({ path: at('placement.replicaGroups'), message: `${plan.placement.replicaGroups.length} groups x ${plan.pp} stages x ${plan.virtualStages} chunks exceed ${MAX_STAGE_SLOTS}; merge identical groups` });
+    return [];
+  }
   const groups: ReplicaGroupLayout[] = [];
   let replicas = 0;
   plan.placement.replicaGroups.forEach((group, g) => {
@@ -131,10 +139,11 @@ function resolveGroups(scenario: Scenario, plan: PlanSpec, issues: InputIssue[],
     group.stageSites.forEach((run, r) => {
       const site = siteIndex.get(run.site);
       if (site === undefined) issues.push({ path: at(`${path}.stageSites[${r}].site`), message: `names no site: '${run.site}'` });
-      for (let i = 0; i < run.stages; i++) stageSite.push(site ?? 0);
+      for (let i = 0; i < run.stages && stageSite.length <= plan.pp; i++) stageSite.push(site ?? 0);
     });
     if (stageSite.length !== plan.pp) {
-      issues.push({ path: at(`${path}.stageSites`), message: `places ${stageSite.length} stages, pp is ${plan.pp}` });
+      const placed = group.stageSites.reduce((sum, run) => sum + run.stages, 0);
+      issues.push({ path: at(`${path}.stageSites`), message: `places ${placed} stages, pp is ${plan.pp}` });
     }
     groups.push({ replicas: group.replicas, stageSite, microbatches: group.microbatches ?? defaultMicrobatches });
   });

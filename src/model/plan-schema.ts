@@ -12,7 +12,7 @@ export type Recompute = (typeof RECOMPUTE_MODES)[number];
 
 export const stageSitesSchema = z.strictObject({
   site: z.string().min(1),
-  stages: positiveInt('consecutive pipeline stages on this site'),
+  stages: positiveInt('consecutive pipeline stages on this site', 1e5),
 }).describe('A run of consecutive pipeline stages hosted by one site.');
 
 export const replicaGroupSchema = z.strictObject({
@@ -24,7 +24,7 @@ export const replicaGroupSchema = z.strictObject({
 }).describe('Identical pipeline replicas laid out on the same sites.');
 
 export const placementSchema = z.strictObject({
-  layersPerStage: z.array(positiveInt('layers on a stage')).min(1).max(4096).optional()
+  layersPerStage: z.array(positiveInt('layers on a stage', 1e5)).min(1).max(4096).optional()
     .describe('Transformer layers per pipeline stage (all virtual chunks together); default: as even as possible.'),
   replicaGroups: z.array(replicaGroupSchema).min(1).max(4096),
 }).describe('Which site runs each stage of each replica. Optional for a one-site scenario.');
@@ -32,21 +32,21 @@ export const placementSchema = z.strictObject({
 export const linkSettingsSchema = z.strictObject({
   between: z.tuple([z.string().min(1), z.string().min(1)]),
   transport: z.enum(['roce', 'tcp']).default('roce'),
-  flowsPerGpuPair: positiveInt('parallel flows or QPs per GPU pair').max(1024).default(1),
+  flowsPerGpuPair: positiveInt('parallel flows or QPs per GPU pair', 1024).default(1),
   collectives: z.enum(['hierarchical', 'flat']).default('hierarchical')
     .describe('How data-parallel gradients cross: reduce inside the site first, or one flat ring.'),
   gradientCompression: z.enum(['none', 'fp8']).default('none'),
 }).describe('Network-layer settings for one cross-site link; absent links use the defaults.');
 
 export const planSchema = z.strictObject({
-  tp: positiveInt('tensor-parallel degree'),
-  cp: positiveInt('context-parallel degree').default(1),
-  ep: positiveInt('expert-parallel degree').default(1),
-  pp: positiveInt('pipeline-parallel degree'),
-  dp: positiveInt('data-parallel degree'),
+  tp: positiveInt('tensor-parallel degree', 1e8),
+  cp: positiveInt('context-parallel degree', 1e8).default(1),
+  ep: positiveInt('expert-parallel degree', 1e8).default(1),
+  pp: positiveInt('pipeline-parallel degree', 1e5),
+  dp: positiveInt('data-parallel degree', 1e8),
   microBatchSeqs: positiveInt('sequences per microbatch'),
   schedule: z.enum(SCHEDULES).default('1f1b'),
-  virtualStages: positiveInt('model chunks per GPU (interleaved schedule)').default(1),
+  virtualStages: positiveInt('model chunks per GPU (interleaved schedule)', 1e5).default(1),
   recompute: z.enum(RECOMPUTE_MODES).default('none'),
   zero: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]).default(1)
     .describe('0: replicated; 1: optimizer sharded over dp x cp; 2: + gradients; 3: + weights.'),

@@ -6,11 +6,11 @@
 import { z } from 'zod';
 
 /** A positive integer that is still exact in a double (guards against huge numbers). */
-export const positiveInt = (what: string) =>
+export const positiveInt = (what: string, max = 1e9) =>
   z.number({ error: `must be a positive integer (${what})` })
     .int({ error: 'must be a positive integer' })
     .positive({ error: 'must be a positive integer' })
-    .max(1e9, { error: 'must be at most 1e9' });
+    .max(max, { error: `must be at most ${max}` });
 
 /** A finite positive number with an upper guard. */
 export const positiveNumber = (what: string, max = 1e12) =>
@@ -19,9 +19,9 @@ export const positiveNumber = (what: string, max = 1e12) =>
     .max(max, { error: `must be at most ${max}` });
 
 export const moeSchema = z.strictObject({
-  experts: positiveInt('routed experts per MoE layer').describe('Routed experts per MoE layer.'),
-  topK: positiveInt('experts each token is routed to').describe('Routed experts each token visits.'),
-  expertFfnHidden: positiveInt('FFN width of one expert').describe('FFN hidden size of one expert.'),
+  experts: positiveInt('routed experts per MoE layer', 1e6).describe('Routed experts per MoE layer.'),
+  topK: positiveInt('experts each token is routed to', 1e6).describe('Routed experts each token visits.'),
+  expertFfnHidden: positiveInt('FFN width of one expert', 1e8).describe('FFN hidden size of one expert.'),
   sharedExperts: z.number().int().min(0).max(1024).default(0).describe('Always-active shared experts.'),
   denseLayers: z.number().int().min(0).max(100000).default(0)
     .describe('Leading layers with a dense MLP of width model.ffnHidden instead of experts.'),
@@ -29,11 +29,11 @@ export const moeSchema = z.strictObject({
 
 export const modelSchema = z.strictObject({
   name: z.string().min(1),
-  layers: positiveInt('transformer layers'),
-  hidden: positiveInt('hidden size'),
-  ffnHidden: positiveInt('dense FFN hidden size'),
-  heads: positiveInt('attention heads'),
-  kvHeads: positiveInt('key/value heads (GQA); defaults to heads').optional(),
+  layers: positiveInt('transformer layers', 1e5),
+  hidden: positiveInt('hidden size', 1e7),
+  ffnHidden: positiveInt('dense FFN hidden size', 1e8),
+  heads: positiveInt('attention heads', 1e6),
+  kvHeads: positiveInt('key/value heads (GQA); defaults to heads', 1e6).optional(),
   vocab: positiveInt('vocabulary size'),
   mlp: z.enum(['swiglu', 'gelu']).default('swiglu').describe('swiglu: 3 FFN matrices; gelu: 2.'),
   tiedEmbeddings: z.boolean().default(false).describe('Input embedding shared with the output layer.'),
@@ -59,7 +59,7 @@ export const customGpuSchema = z.strictObject({
   memoryGiB: positiveNumber('device memory GiB', 1e5),
   hbmGBps: positiveNumber('HBM GB/s', 1e6).default(3000),
   scaleUpGBps: positiveNumber('NVLink GB/s per direction', 1e6),
-  scaleUpDomainGpus: positiveInt('GPUs per NVLink domain').default(8),
+  scaleUpDomainGpus: positiveInt('GPUs per NVLink domain', 1e5).default(8),
   nicGbps: positiveNumber('scale-out NIC Gb/s per GPU', 1e6),
 }).describe('A GPU not in the catalog, or a catalog GPU with other figures.');
 
@@ -67,9 +67,9 @@ export const siteSchema = z.strictObject({
   name: z.string().min(1),
   gpuType: z.string().min(1).optional().describe('Catalog name: A100-80GB, H100-SXM, H800, H200, B200, GB200.'),
   gpu: customGpuSchema.optional(),
-  gpus: positiveInt('GPUs at the site'),
-  gpusPerNode: positiveInt('GPUs per server').default(8),
-  podGpus: positiveInt('GPUs per full-bisection pod').optional()
+  gpus: positiveInt('GPUs at the site', 1e8),
+  gpusPerNode: positiveInt('GPUs per server', 1e4).default(8),
+  podGpus: positiveInt('GPUs per full-bisection pod', 1e8).optional()
     .describe('GPUs per full-bisection pod; absent means the whole site is one pod.'),
   podOversubscription: positiveNumber('oversubscription between pods', 1000).default(1)
     .describe('Oversubscription of the layer joining pods (Meta 24K cluster: 7).'),
@@ -89,7 +89,7 @@ export const clusterSchema = z.strictObject({
   links: z.array(linkSchema).max(2016).default([]),
 });
 
-const degreeList = z.array(positiveInt('parallel degree')).min(1).max(64);
+const degreeList = z.array(positiveInt('parallel degree', 1e8)).min(1).max(64);
 
 export const searchSchema = z.strictObject({
   tp: degreeList.optional(),

@@ -50,7 +50,7 @@ export interface Scenario {
  * every problem's JSON path; never throws anything else for any input.
  */
 export function parseScenario(input: unknown, source?: string): Scenario {
-  const parsed = scenarioSchema.safeParse(input);
+  const parsed = scenarioSchema.safeParse(input, { reportInput: true });
   if (!parsed.success) throw new ScenarioValidationError(issuesFromZod(parsed.error), source);
   const spec = parsed.data;
   const issues: InputIssue[] = [];

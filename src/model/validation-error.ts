@@ -68,16 +68,23 @@ function describeZodIssue(issue: z.core.$ZodIssue): string {
   switch (issue.code) {
     case 'unrecognized_keys':
       return `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}`;
-    case 'invalid_type':
-      if (issue.input === undefined) return `is required (${issue.expected})`;
+    case 'invalid_type': {
+      const expected = EXPECTED_NAMES[issue.expected] ?? issue.expected;
+      if (issue.input === undefined) return `is required (${expected})`;
       if (typeof issue.input === 'number' && !Number.isFinite(issue.input)) return 'must be a finite number';
-      return issue.message.startsWith('Invalid input') ? `must be ${issue.expected}, got ${describeValue(issue.input)}` : issue.message;
+      if (issue.expected === 'int' && typeof issue.input === 'number') return `must be an integer, got ${issue.input}`;
+      return `must be ${expected}, got ${describeValue(issue.input)}`;
+    }
     case 'invalid_value':
       return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${describeValue(issue.input)}`;
     default:
       return issue.message;
   }
 }
+
+const EXPECTED_NAMES: Record<string, string> = {
+  int: 'an integer', number: 'a number', object: 'an object', string: 'a string', array: 'an array', boolean: 'true or false', tuple: 'an array',
+};
 
 function describeValue(value: unknown): string {
   if (value === null) return 'null';

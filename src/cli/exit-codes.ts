@@ -1,0 +1,24 @@
+/** Process exit codes of `scaleacross`. */
+export const EXIT = {
+  ok: 0,
+  /** A bug: anything thrown that is not a validation error. */
+  internalError: 1,
+  /** Invalid input or usage. */
+  invalidInput: 2,
+  /** The scenario is valid but no plan fits (used by `plan`). */
+  noPlanFits: 3,
+} as const;
+
+/** Wrong command-line usage (unknown flag, missing argument). */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** Where a command writes; the real process streams in production, buffers in tests. */
+export interface Output {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+}

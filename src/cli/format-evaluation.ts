@@ -1,0 +1,78 @@
+/** Human-readable rendering of evaluations: a full breakdown for one plan, a table for many. */
+import type { Evaluation, Scenario } from '../index';
+
+const seconds = (s: number): string => (s >= 100 ? s.toFixed(0) : s >= 1 ? s.toFixed(2) : s.toFixed(3));
+const percent = (x: number): string => `${(100 * x).toFixed(1)}%`;
+const bar = (fraction: number, width = 24): string => '#'.repeat(Math.round(Math.max(0, fraction) * width));
+
+const BREAKDOWN_LABELS: Record<string, string> = {
+  computeS: 'compute (fwd+bwd+recompute)',
+  tpExposedS: 'tensor-parallel comm',
+  cpExposedS: 'context-parallel comm',
+  epExposedS: 'expert-parallel all-to-all',
+  ppExposedS: 'pipeline sends in-site',
+  dpExposedS: 'gradient sync in-site',
+  bubbleS: 'pipeline bubble',
+  crossSiteS: 'cross-site links',
+  optimizerS: 'optimizer step',
+};
+
+/** Full report of one evaluation. */
+export function formatEvaluation(scenario: Scenario, evaluation: Evaluation): string {
+  const p = evaluation.predicted;
+  const lines: string[] = [];
+  const gpus = scenario.sites.reduce((sum, site) => sum + site.gpus, 0);
+  lines.push(`Scenario ${scenario.name}: ${scenario.model.name} on ${gpus} GPUs at ${scenario.sites.length} site(s)`);
+  lines.push(evaluation.fits ? 'Fits: yes' : `Fits: NO\n${evaluation.violations.map((v) => `  - ${v}`).join('\n')}`);
+  lines.push('');
+  lines.push(`Iteration time   ${seconds(p.iterationTimeS)} s   MFU ${percent(p.mfu)}   ${p.tokensPerSecondPerGpu.toFixed(0)} tokens/s/GPU   ${p.modelTflopsPerGpu.toFixed(0)} model TFLOP/s/GPU`);
+  lines.push(`GPUs             ${p.gpusUsed} used, ${p.gpusIdle} idle; ${p.microbatchesPerReplica} microbatches per replica`);
+  lines.push('');
+  lines.push('Breakdown (critical path)');
+  for (const [key, value] of Object.entries(p.breakdown)) {
+    if (value === 0 && key !== 'computeS') continue;
+    const share = value / p.iterationTimeS;
+    lines.push(`  ${(BREAKDOWN_LABELS[key] ?? key).padEnd(30)} ${seconds(value).padStart(8)} s  ${percent(share).padStart(6)}  ${bar(share)}`);
+  }
+  const m = p.peakMemory;
+  lines.push('');
+  lines.push(`Memory per GPU   peak ${m.totalGiB.toFixed(1)} GiB (stage ${m.stage} at ${m.site}): weights ${m.weightsGiB.toFixed(1)} + gradients ${m.gradientsGiB.toFixed(1)} + optimizer ${m.optimizerGiB.toFixed(1)} + activations ${m.activationsGiB.toFixed(1)} + reserved ${m.reservedGiB.toFixed(1)}`);
+  lines.push('');
+  lines.push('Sites');
+  for (const site of p.sites) {
+    const stages = site.stages.length === 0 ? 'idle' : `stages ${compactStages(site.stages.map((s) => s.stage))}, ${Math.max(...site.stages.map((s) => s.replicas))} replica(s) of each`;
+    lines.push(`  ${site.site.padEnd(14)} ${site.gpuType.padEnd(10)} ${String(site.gpusUsed).padStart(7)} used ${String(site.gpusIdle).padStart(7)} idle   ${site.memoryGiBPerGpu.toFixed(1)}/${site.memoryCapacityGiB} GiB   ${stages}`);
+  }
+  if (p.links.length > 0) {
+    lines.push('');
+    lines.push('Links (per direction)');
+    for (const link of p.links) {
+      lines.push(`  ${link.link.padEnd(30)} ${(link.bytesPerIteration / 1e9).toFixed(1).padStart(9)} GB/iteration   busy ${seconds(link.busyS)} s   utilisation ${percent(link.utilization)}`);
+    }
+  }
+  return lines.join('\n');
+}
+
+/** One line per plan. */
+export function formatEvaluationTable(evaluations: readonly Evaluation[]): string {
+  const header = ' #  fits  iteration s     MFU  tokens/s/GPU  GiB/GPU  first violation';
+  const rows = evaluations.map((e, i) => {
+    const p = e.predicted;
+    return `${String(i).padStart(2)}  ${(e.fits ? 'yes' : 'NO').padEnd(4)}  ${seconds(p.iterationTimeS).padStart(11)}  ${percent(p.mfu).padStart(6)}  ${p.tokensPerSecondPerGpu.toFixed(0).padStart(12)}  ${p.memoryGiBPerGpu.toFixed(1).padStart(7)}  ${e.violations[0] ?? ''}`;
+  });
+  return [header, ...rows].join('\n');
+}
+
+/** [0,1,2,5,6] -> "0-2, 5-6". */
+function compactStages(stages: readonly number[]): string {
+  const runs: string[] = [];
+  let start = stages[0]!;
+  for (let i = 1; i <= stages.length; i++) {
+    if (i === stages.length || stages[i] !== stages[i - 1]! + 1) {
+      const end = stages[i - 1]!;
+      runs.push(start === end ? `${start}` : `${start}-${end}`);
+      start = stages[i]!;
+    }
+  }
+  return runs.join(', ');
+}

@@ -1,0 +1,43 @@
+/**
+ * ScaleAcross as a library: load and validate scenarios, evaluate parallel plans with the
+ * calibrated cost model. The CLI (`scaleacross`) is a thin layer over these functions.
+ */
+import { readJsonFile } from './io/files';
+import { evaluate, type Evaluation } from './model/evaluate';
+import { parseScenario, type Scenario } from './model/scenario';
+import { ScenarioValidationError } from './model/validation-error';
+
+export { parseScenario, type Scenario, type Site, type Link } from './model/scenario';
+export { evaluate, evaluateLayout, type Evaluation, type Prediction, type Breakdown, type SiteUsage, type LinkUsage } from './model/evaluate';
+export { layOutPlan, type PlanLayout } from './model/placement';
+export { ScenarioValidationError, type InputIssue, formatIssues } from './model/validation-error';
+export { GPU_CATALOG, type GpuSpec } from './model/gpu-catalog';
+export { scenarioSchema, type ScenarioSpec } from './model/scenario-schema';
+export { planSchema, type PlanSpec, SCHEDULES, RECOMPUTE_MODES } from './model/plan-schema';
+export { CALIBRATION } from './model/calibration-constants';
+export { readJsonFile, parseJsonText } from './io/files';
+
+/** Reads and validates a scenario file; throws {@link ScenarioValidationError} naming the file and JSON path. */
+export function loadScenario(file: string): Scenario {
+  return parseScenario(readJsonFile(file), file);
+}
+
+/**
+ * Evaluates one plan or an array of plans. Errors name `plan[i]` for arrays. All plans are
+ * checked before any result is returned, so a bad plan anywhere is reported with all the others.
+ */
+export function evaluatePlans(scenario: Scenario, plans: unknown): Evaluation | Evaluation[] {
+  if (!Array.isArray(plans)) return evaluate(scenario, plans, 'plan');
+  const issues: ScenarioValidationError[] = [];
+  const results: Evaluation[] = [];
+  plans.forEach((plan, i) => {
+    try {
+      results.push(evaluate(scenario, plan, `plan[${i}]`));
+    } catch (error) {
+      if (error instanceof ScenarioValidationError) issues.push(error);
+      else throw error;
+    }
+  });
+  if (issues.length > 0) throw new ScenarioValidationError(issues.flatMap((e) => e.issues));
+  return results;
+}

@@ -1,0 +1,132 @@
+/** The `scaleacross` command: exit codes, human and JSON output, one-line errors. */
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { runCli } from '../src/cli/run';
+import { ROOT, fixturePath, readPlanFixture } from './helpers/fixtures';
+
+async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await runCli(argv, { out: (t) => { out += `${t}\n`; }, err: (t) => { err += `${t}\n`; } });
+  return { code, out, err };
+}
+
+const example = fixturePath('llama3-405b-two-buildings.json');
+const examplePlan = fixturePath('plans/llama3-405b-two-buildings.plan.json');
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'scaleacross-cli-'));
+const writeTemp = (name: string, text: string): string => {
+  const file = path.join(tmp, name);
+  fs.writeFileSync(file, text);
+  return file;
+};
+
+describe('scaleacross validate', () => {
+  it('accepts the example and summarises it', async () => {
+    const result = await run('validate', example);
+    expect(result.code).toBe(0);
+    expect(result.out).toContain('valid');
+    expect(result.out).toContain('16384 GPUs at 2 site(s)');
+  });
+
+  it('exits 2 with one line naming the file and JSON path for a bad value', async () => {
+    const spec = JSON.parse(fs.readFileSync(example, 'utf8'));
+    spec.cluster.sites[1].gpus = -4;
+    const file = writeTemp('bad.json', JSON.stringify(spec));
+    const result = await run('validate', file);
+    expect(result.code).toBe(2);
+    expect(result.err.trim()).toBe(`${file}: cluster.sites[1].gpus: must be a positive integer`);
+  });
+
+  it('exits 2 on malformed JSON with line and column', async () => {
+    const file = writeTemp('broken.json', '{\n  "version": 1,\n  "name": oops\n}');
+    const result = await run('validate', file);
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(/broken\.json: malformed JSON at line 3, column \d+/);
+    expect(result.err.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('exits 2 for a missing file', async () => {
+    const result = await run('validate', path.join(tmp, 'nope.json'));
+    expect(result.code).toBe(2);
+    expect(result.err).toContain('nope.json: no such file');
+  });
+});
+
+describe('scaleacross evaluate', () => {
+  it('prints a full breakdown for the two-building example plan', async () => {
+    const result = await run('evaluate', example, '--plan', examplePlan);
+    expect(result.code).toBe(0);
+    for (const part of ['Iteration time', 'MFU', 'compute', 'pipeline bubble', 'cross-site links', 'Memory per GPU', 'bldg-a', 'bldg-b', 'bldg-a<->bldg-b']) {
+      expect(result.out).toContain(part);
+    }
+  });
+
+  it('--json has fits, violations and the predicted fields, and the breakdown adds up', async () => {
+    const result = await run('evaluate', example, '--plan', examplePlan, '--json');
+    expect(result.code).toBe(0);
+    const json = JSON.parse(result.out);
+    expect(json.fits).toBe(true);
+    expect(json.violations).toEqual([]);
+    const p = json.predicted;
+    expect(p.iterationTimeS).toBeGreaterThan(0);
+    expect(p.mfu).toBeGreaterThan(0);
+    expect(p.mfu).toBeLessThan(1);
+    expect(p.tokensPerSecondPerGpu).toBeCloseTo((2048 * 8192) / p.iterationTimeS / 16384, 6);
+    expect(p.memoryGiBPerGpu).toBeGreaterThan(0);
+    const sum = Object.values(p.breakdown as Record<string, number>).reduce((a, b) => a + b, 0);
+    expect(sum).toBeCloseTo(p.iterationTimeS, 9);
+  });
+
+  it('a plan that does not fit still gets predictions, with readable violations', async () => {
+    const plan = fixturePath('plans/llama3-405b-pp-across-no-recompute.plan.json');
+    const json = JSON.parse((await run('evaluate', example, '--plan', plan, '--json')).out);
+    expect(json.fits).toBe(false);
+    expect(json.violations[0]).toMatch(/^stage \d+ at bldg-[ab] needs [\d.]+ GiB per GPU, has 80 \(H100-SXM\)$/);
+    expect(json.predicted.iterationTimeS).toBeGreaterThan(0);
+  });
+
+  it('takes an array of plans and answers with an array', async () => {
+    const plan = readPlanFixture('llama3-405b-two-buildings');
+    const file = writeTemp('plans.json', JSON.stringify([plan, { ...plan, recompute: 'none' }, { ...plan, dp: 64, placement: undefined }].map((p) => JSON.parse(JSON.stringify(p)))));
+    const result = await run('evaluate', example, '--plan', file, '--json');
+    expect(result.code).toBe(2); // the third plan has no placement on a two-site scenario
+    expect(result.err.trim()).toBe(`${file}: plan[2].placement: is required: the scenario has 2 sites`);
+    const good = writeTemp('plans-good.json', JSON.stringify([plan, { ...plan, recompute: 'none' }]));
+    const ok = await run('evaluate', example, '--plan', good, '--json');
+    expect(ok.code).toBe(0);
+    const results = JSON.parse(ok.out);
+    expect(results).toHaveLength(2);
+    expect(results[1].predicted.iterationTimeS).toBeLessThan(results[0].predicted.iterationTimeS);
+    const table = await run('evaluate', example, '--plan', good);
+    expect(table.out.trim().split('\n')).toHaveLength(3);
+  });
+});
+
+describe('usage errors', () => {
+  it.each([
+    [['frobnicate'], 'Unknown argument: frobnicate'],
+    [[], 'name a command'],
+    [['evaluate', example], 'Missing required argument: plan'],
+    [['validate', example, '--bogus'], 'Unknown argument'],
+  ])('%j exits 2 with one line', async (argv, message) => {
+    const result = await run(...argv);
+    expect(result.code).toBe(2);
+    expect(result.err).toContain(message);
+    expect(result.err.trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('the built binary', () => {
+  const bin = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
+  it('is built by npm ci (prepare) and runs with the right exit codes', () => {
+    expect(fs.existsSync(bin)).toBe(true);
+    const ok = spawnSync(process.execPath, [bin, 'evaluate', example, '--plan', examplePlan, '--json'], { encoding: 'utf8' });
+    expect(ok.status).toBe(0);
+    expect(JSON.parse(ok.stdout).fits).toBe(true);
+    const bad = spawnSync(process.execPath, [bin, 'validate', path.join(tmp, 'missing.json')], { encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).not.toMatch(/\n\s+at /);
+  });
+});
