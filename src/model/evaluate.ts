@@ -49,6 +49,10 @@ export interface LinkUsage {
   readonly link: string;
   /** Bytes per iteration per direction (pipeline + data parallel). */
   readonly bytesPerIteration: number;
+  /** Pipeline activations/gradients crossing per microbatch step, per direction. */
+  readonly pipelineBytesPerMicrobatch: number;
+  /** Gradient-sync bytes per iteration, per direction. */
+  readonly gradientSyncBytes: number;
   /** Seconds of the iteration the link is busy, per direction. */
   readonly busyS: number;
   /** busyS / iteration time. */
@@ -248,6 +252,8 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
       links: scenario.links.map((link, i) => ({
         link: link.label,
         bytesPerIteration: linkLoadsTotal[i]!,
+        pipelineBytesPerMicrobatch: ppLoads[i]!.bytes,
+        gradientSyncBytes: dp.crossLoads[i]!.bytes,
         busyS: linkBusy[i]!,
         utilization: linkBusy[i]! / iterationTimeS,
       })),

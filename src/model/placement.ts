@@ -153,7 +153,7 @@ function resolveGroups(scenario: Scenario, plan: PlanSpec, issues: InputIssue[],
   return groups;
 }
 
-function buildStages(scenario: Scenario, plan: PlanSpec, layersPerStage: readonly number[]): StageLayout[] {
+export function buildStages(scenario: Scenario, plan: PlanSpec, layersPerStage: readonly number[]): StageLayout[] {
   const v = plan.virtualStages;
   const chunkLayers = layersPerStage.map((layers) => balancedLayers(layers, v));
   // Virtual stage q = chunk * pp + stage runs the q-th contiguous block of layers.

@@ -1,0 +1,189 @@
+/**
+ * Cost-model numbers the placement MIP needs for one outer configuration and data-parallel
+ * degree, computed with the cost model's own functions under placement-optimistic assumptions
+ * (no pod oversubscription, full link capacity), so that every MIP term is a lower bound of the
+ * cost model's value for every placement (docs/formulation.md §2).
+ */
+import { CALIBRATION } from '../model/calibration-constants';
+import { routeLatencyS } from '../model/cross-site';
+import { stageMemory, stageParams } from '../model/memory';
+import { allReduceS, tierForGroup } from '../model/network';
+import { chainCrossings, pipelinePhaseS } from '../model/pipeline';
+import { balancedLayers, buildStages, type StageLayout } from '../model/placement';
+import type { PlanSpec } from '../model/plan-schema';
+import type { Scenario } from '../model/scenario';
+import { stageTime, type StageTime } from '../model/stage-cost';
+import { BF16_BYTES, gBpsToBytesPerS } from '../model/units';
+import { divisors, type ParallelConfig, type ReplicaLayout } from './search-space';
+
+/** Per-layout constants. */
+export interface LayoutCoefficients {
+  readonly layout: ReplicaLayout;
+  /** Slowest stage step per microbatch, s. */
+  readonly maxStepS: number;
+  /** Fill/drain bubble, s. */
+  readonly bubbleS: number;
+  /** Cross-site boundaries along the chain, per link index: count of crossings routed over it. */
+  readonly crossingsPerLink: ReadonlyMap<number, number>;
+  /** Crossings along the chain. */
+  readonly crossings: number;
+  /** Sum over crossings of the route's one-way latency, s. */
+  readonly crossingLatencyS: number;
+  /** GPUs one replica uses at each site. */
+  readonly gpusPerSite: ReadonlyMap<number, number>;
+  /** Microbatch counts k for which every stage fits in memory. */
+  readonly fittingMicrobatches: readonly number[];
+  /** Compute windows (backward, forward) before stage j's gradient sync, s. */
+  readonly backwardWindowS: readonly number[];
+  readonly forwardWindowS: readonly number[];
+}
+
+export interface ConfigCoefficients {
+  readonly config: ParallelConfig;
+  readonly dp: number;
+  /** Total microbatches M = globalBatchSeqs / microBatchSeqs. */
+  readonly totalMicrobatches: number;
+  readonly stages: readonly StageLayout[];
+  readonly layouts: readonly LayoutCoefficients[];
+  /** Bytes of one pipeline boundary transfer per microbatch (all tp x cp ranks together). */
+  readonly sendBytes: number;
+  /** Usable bytes/s of each link at its best (capacity x link efficiency). */
+  readonly linkBytesPerS: readonly number[];
+  /** Gradient bytes of stage j summed over its tp ranks, as sent across sites (compression applied when allowed). */
+  readonly crossGradientBytes: readonly number[];
+  /** Lower bounds of stage j's in-site gradient sync: all replicas on one site, or spread over the sites. */
+  readonly intraSyncOneSiteS: readonly number[];
+  readonly intraSyncSpreadS: readonly number[];
+  /** Smallest one-way latency of any link, s. */
+  readonly minLinkLatencyS: number;
+  /** Lower bound of the optimizer step, s. */
+  readonly optimizerS: number;
+  /** Whether data-parallel communication overlaps compute (training.overlap.dataParallel). */
+  readonly overlapDp: boolean;
+}
+
+/**
+ * Microbatch counts a replica may run when dp replicas share M microbatches: divisors of M
+ * within a factor 4 of the even share M/dp (uneven shares let faster sites do more).
+ */
+export function microbatchCounts(totalMicrobatches: number, dp: number): number[] {
+  const even = totalMicrobatches / dp;
+  return divisors(totalMicrobatches).filter((k) => k >= even / 4 && k <= even * 4 && k <= totalMicrobatches - (dp - 1));
+}
+
+/** The plan fields of a configuration with a data-parallel degree (no placement). */
+export const configPlan = (config: ParallelConfig, dp: number): PlanSpec => ({ ...config, dp });
+
+/** Largest number of replicas the sites can hold (split layouts use the same GPUs per replica). */
+export const maxReplicas = (scenario: Scenario, config: ParallelConfig): number =>
+  scenario.sites.reduce((sum, site) => sum + Math.floor(site.gpus / (config.tp * config.cp * config.pp)), 0);
+
+/** Per-site stage times for a configuration (independent of dp), with the optimistic pod assumption. */
+export function siteStageTimes(scenario: Scenario, config: ParallelConfig): { stages: StageLayout[]; times: StageTime[][] } {
+  const plan = configPlan(config, 1);
+  const stages = buildStages(scenario, plan, balancedLayers(scenario.model.layers, config.pp));
+  const times = scenario.sites.map((site) => stages.map((stage) => stageTime(scenario, plan, stage, site, 0)));
+  return { stages, times };
+}
+
+export function computeCoefficients(
+  scenario: Scenario,
+  config: ParallelConfig,
+  dp: number,
+  layouts: readonly ReplicaLayout[],
+  siteTimes: { stages: StageLayout[]; times: StageTime[][] },
+): ConfigCoefficients {
+  const plan = configPlan(config, dp);
+  const { stages, times } = siteTimes;
+  const totalMicrobatches = scenario.training.globalBatchSeqs / config.microBatchSeqs;
+  const microbatchChoices = microbatchCounts(totalMicrobatches, dp);
+  const gpusPerStage = config.tp * config.cp;
+
+  // Memory depends on the stage and k, not on the site; compare with each site's capacity.
+  const memoryGiB = stages.map(() => new Map<number, number>());
+  const memoryFits = (stage: StageLayout, site: number, k: number) => {
+    let need = memoryGiB[stage.index]!.get(k);
+    if (need === undefined) {
+      need = stageMemory(scenario, plan, stage, k).totalGiB;
+      memoryGiB[stage.index]!.set(k, need);
+    }
+    return need <= scenario.sites[site]!.gpu.memoryGiB;
+  };
+  const layoutCoefficients = layouts.map((layout): LayoutCoefficients => {
+    const steps = layout.stageSite.map((site, j) => times[site]![j]!.totalS);
+    const { bubbleS } = pipelinePhaseS(steps, 1, plan);
+    const crossingsPerLink = new Map<number, number>();
+    let crossingLatencyS = 0;
+    const hops = chainCrossings(layout.stageSite, config.virtualStages);
+    for (const hop of hops) {
+      crossingLatencyS += routeLatencyS(scenario, hop.from, hop.to);
+      for (const link of scenario.routes[hop.from]![hop.to]!) crossingsPerLink.set(link, (crossingsPerLink.get(link) ?? 0) + 1);
+    }
+    const gpusPerSite = new Map<number, number>();
+    for (const site of layout.stageSite) gpusPerSite.set(site, (gpusPerSite.get(site) ?? 0) + gpusPerStage);
+    // GPipe holds every microbatch: memory grows with k; the other schedules are capped by pp.
+    const fittingMicrobatches = microbatchChoices.filter((k) => layout.stageSite.every((site, j) => memoryFits(stages[j]!, site, k)));
+    let backward = 0;
+    let forward = 0;
+    const backwardWindowS: number[] = [];
+    const forwardWindowS: number[] = [];
+    layout.stageSite.forEach((site, j) => {
+      const t = times[site]![j]!;
+      backward += t.backwardS + t.recomputeS;
+      forward += t.forwardS;
+      backwardWindowS.push(backward);
+      forwardWindowS.push(forward);
+    });
+    return {
+      layout, maxStepS: Math.max(...steps), bubbleS, crossingsPerLink, crossings: hops.length, crossingLatencyS,
+      gpusPerSite, fittingMicrobatches, backwardWindowS, forwardWindowS,
+    };
+  });
+
+  const compression = scenario.search?.allowGradientCompression ? 0.5 : 1;
+  const gradBytesPerGpu = stages.map((stage) => {
+    const params = stageParams(scenario, plan, stage);
+    return BF16_BYTES * (params.dense + params.expert);
+  });
+  // Ring time is non-decreasing in the rank count; the fastest site's tier gives the lower bound.
+  const ringLowerBound = (bytes: number, ranks: number) =>
+    Math.min(...scenario.sites.map((site) => allReduceS(bytes, ranks, tierForGroup(site, ranks * config.tp, false))));
+  const siteCount = scenario.sites.length;
+  const optimizerS = Math.max(...stages.map((stage) => {
+    const params = stageParams(scenario, plan, stage);
+    const shards = config.zero >= 1 ? dp * config.cp : 1;
+    const owned = params.dense / shards + params.expert / Math.max(1, shards / config.ep);
+    const fastestHbm = Math.max(...scenario.sites.map((s) => s.gpu.hbmGBps));
+    return (owned * CALIBRATION.optimizerBytesPerParam) / gBpsToBytesPerS(fastestHbm);
+  }));
+
+  return {
+    config,
+    dp,
+    totalMicrobatches,
+    stages,
+    layouts: layoutCoefficients,
+    sendBytes: config.microBatchSeqs * scenario.training.seqLen * scenario.model.hidden * BF16_BYTES,
+    linkBytesPerS: scenario.links.map((link) => link.bandwidthBytesPerS * CALIBRATION.crossSiteLinkEfficiency),
+    crossGradientBytes: gradBytesPerGpu.map((g) => config.tp * g * compression),
+    intraSyncOneSiteS: gradBytesPerGpu.map((g) => ringLowerBound(g, dp * config.cp)),
+    intraSyncSpreadS: gradBytesPerGpu.map((g) => ringLowerBound(g, Math.ceil(dp / siteCount) * config.cp)),
+    minLinkLatencyS: scenario.links.length > 0 ? Math.min(...scenario.links.map((l) => l.rttS / 2)) : 0,
+    optimizerS,
+    overlapDp: scenario.training.overlap.dataParallel,
+  };
+}
+
+/**
+ * A cheap lower bound on the iteration time of every placement of (config, dp): some replica
+ * runs at least ceil(M / dp) microbatches, through some layout that fits in memory.
+ */
+export function outerLowerBound(c: ConfigCoefficients): number {
+  const k = Math.ceil(c.totalMicrobatches / c.dp);
+  let best = Infinity;
+  for (const layout of c.layouts) {
+    if (!layout.fittingMicrobatches.some((m) => m >= k)) continue;
+    best = Math.min(best, k * layout.maxStepS + layout.bubbleS + 2 * layout.crossingLatencyS);
+  }
+  return best + c.optimizerS;
+}

@@ -1,0 +1,81 @@
+/**
+ * The outer enumeration: every (configuration, data-parallel degree) pair of the space with a
+ * cheap lower bound, so the planner can visit them best-first and prune the rest
+ * (docs/formulation.md §4).
+ */
+import { computeCoefficients, maxReplicas, siteStageTimes, type ConfigCoefficients } from '../formulation/coefficients';
+import { dataParallelDegrees, enumerateConfigs, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../formulation/search-space';
+import { stageMemory } from '../model/memory';
+import { pipelinePhaseS } from '../model/pipeline';
+import type { Scenario } from '../model/scenario';
+
+export interface Candidate {
+  readonly config: ParallelConfig;
+  readonly dp: number;
+  /**
+   * Valid for every placement of (config, dp): some replica runs ceil(M/dp) microbatches at the
+   * fastest per-stage speeds, and all replicas together cannot process microbatches faster than
+   * the fastest sites' stage slots allow.
+   */
+  readonly quickBoundS: number;
+  /** Computes the full coefficients (memory, layouts) on demand. */
+  readonly coefficients: () => ConfigCoefficients;
+}
+
+export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestriction): Candidate[] {
+  const candidates: Candidate[] = [];
+  const infeasible: Candidate[] = [];
+  const layoutCache = new Map<number, ReplicaLayout[]>();
+  const layoutsFor = (pp: number) => {
+    let layouts = layoutCache.get(pp);
+    if (!layouts) { layouts = replicaLayouts(scenario, pp, restriction); layoutCache.set(pp, layouts); }
+    return layouts;
+  };
+  for (const config of enumerateConfigs(scenario, restriction)) {
+    const layouts = layoutsFor(config.pp);
+    if (layouts.length === 0) continue;
+    const replicas = maxReplicas(scenario, config);
+    if (replicas < 1) continue;
+    const totalMicrobatches = scenario.training.globalBatchSeqs / config.microBatchSeqs;
+    const times = siteStageTimes(scenario, config);
+    const usableSites = new Set(layouts.flatMap((l) => l.sites));
+    // Fastest possible step of each stage over the sites layouts can use.
+    const fastest = times.stages.map((_, j) => Math.min(...[...usableSites].map((s) => times.times[s]![j]!.totalS)));
+    const slowestStage = Math.max(...fastest);
+    const bubbleS = pipelinePhaseS(fastest, 1, { ...config, dp: 1 }).bubbleS;
+    // Fluid bound: a replica's step is at least the fastest stage time of every site it uses, so its
+    // rate is at most a GPU-weighted mix of per-site rates; fill the fastest sites' stage slots first.
+    const slots = [...usableSites].map((s) => ({
+      rate: 1 / Math.min(...times.stages.map((_, j) => times.times[s]![j]!.totalS)),
+      slots: Math.floor(scenario.sites[s]!.gpus / (config.tp * config.cp)),
+    })).sort((a, b) => b.rate - a.rate);
+    const fluidRate = (dp: number) => {
+      let need = dp * config.pp;
+      let rate = 0;
+      for (const site of slots) {
+        const used = Math.min(need, site.slots);
+        rate += (used / config.pp) * site.rate;
+        need -= used;
+      }
+      return rate;
+    };
+    const largestMemoryGiB = Math.max(...[...usableSites].map((s) => scenario.sites[s]!.gpu.memoryGiB));
+    for (const dp of dataParallelDegrees(totalMicrobatches, replicas)) {
+      const k = Math.ceil(totalMicrobatches / dp);
+      // A stage that does not fit the largest GPU even with one microbatch in flight rules (config, dp) out.
+      const plan = { ...config, dp };
+      if (times.stages.some((stage) => stageMemory(scenario, plan, stage, 1).totalGiB > largestMemoryGiB)) {
+        infeasible.push({ config, dp, quickBoundS: Infinity, coefficients: () => computeCoefficients(scenario, config, dp, layouts, times) });
+        continue;
+      }
+      let cached: ConfigCoefficients | undefined;
+      candidates.push({
+        config,
+        dp,
+        quickBoundS: Math.max(k * slowestStage, totalMicrobatches / fluidRate(dp)) + bubbleS,
+        coefficients: () => (cached ??= computeCoefficients(scenario, config, dp, layouts, times)),
+      });
+    }
+  }
+  return [...candidates.sort((a, b) => a.quickBoundS - b.quickBoundS), ...infeasible];
+}

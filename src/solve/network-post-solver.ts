@@ -1,0 +1,56 @@
+/**
+ * Network-layer post-solver (docs/formulation.md §5): for a chosen plan, pick each cross-site
+ * link's transport, flows per GPU pair, collective shape and (if allowed) gradient compression
+ * by evaluating the cost model, one link at a time, until no link's choice changes.
+ */
+import { evaluateLayout, type Evaluation } from '../model/evaluate';
+import { layOutPlan } from '../model/placement';
+import type { LinkSettingsSpec, PlanSpec } from '../model/plan-schema';
+import type { Scenario } from '../model/scenario';
+
+export const FLOWS_PER_GPU_PAIR = [1, 2, 4, 8, 16, 32] as const;
+
+/** Every setting one link may take in the search space. */
+export function linkSettingOptions(scenario: Scenario, between: [string, string]): LinkSettingsSpec[] {
+  const compression: ('none' | 'fp8')[] = scenario.search?.allowGradientCompression ? ['none', 'fp8'] : ['none'];
+  const options: LinkSettingsSpec[] = [];
+  for (const transport of ['roce', 'tcp'] as const) for (const flowsPerGpuPair of FLOWS_PER_GPU_PAIR) {
+    for (const collectives of ['hierarchical', 'flat'] as const) for (const gradientCompression of compression) {
+      options.push({ between, transport, flowsPerGpuPair, collectives, gradientCompression });
+    }
+  }
+  return options;
+}
+
+const linkEnds = (scenario: Scenario, index: number): [string, string] => {
+  const link = scenario.links[index]!;
+  return [scenario.sites[link.siteA]!.name, scenario.sites[link.siteB]!.name];
+};
+
+/** The plan with the best network settings found, and its evaluation. */
+export function chooseNetworkSettings(scenario: Scenario, plan: PlanSpec): { plan: PlanSpec; evaluation: Evaluation } {
+  const evaluateWith = (network: LinkSettingsSpec[]) => {
+    const candidate: PlanSpec = { ...plan, network: network.length > 0 ? network : undefined };
+    return { plan: candidate, evaluation: evaluateLayout(scenario, layOutPlan(scenario, candidate)) };
+  };
+  const current: LinkSettingsSpec[] = scenario.links.map((_, i) => ({
+    between: linkEnds(scenario, i), transport: 'roce', flowsPerGpuPair: 1, collectives: 'hierarchical', gradientCompression: 'none',
+  }));
+  let best = evaluateWith(current);
+  for (let pass = 0; pass < 3; pass++) {
+    let changed = false;
+    scenario.links.forEach((_, i) => {
+      for (const option of linkSettingOptions(scenario, linkEnds(scenario, i))) {
+        const trial = current.map((s, k) => (k === i ? option : s));
+        const result = evaluateWith(trial);
+        if (result.evaluation.predicted.iterationTimeS < best.evaluation.predicted.iterationTimeS * (1 - 1e-12)) {
+          best = result;
+          current[i] = option;
+          changed = true;
+        }
+      }
+    });
+    if (!changed) break;
+  }
+  return best;
+}

@@ -1,0 +1,48 @@
+/** What `plan` returns: outcomes as data, read `status` first. */
+import type { Evaluation } from '../model/evaluate';
+import type { PlanSpec } from '../model/plan-schema';
+
+export interface Bound {
+  /** A lower bound on the iteration time of every plan in the search space, seconds. */
+  readonly lowerBoundS: number;
+  /** (plan - bound) / plan. */
+  readonly gap: number;
+  /** True when every part of the bound is proven (solver dual bounds or closed-form bounds). */
+  readonly proven: boolean;
+}
+
+export interface SolverReport {
+  /** The path that produced the plan: highs, highs (fresh instance), javascript-lp-solver, or heuristic. */
+  readonly engine: string;
+  readonly timeS: number;
+  /** Fallback backends that had to be used at least once, with the faults that caused it. */
+  readonly fallbacksUsed: readonly string[];
+  readonly faults: readonly string[];
+  readonly candidates: number;
+  readonly mipsSolved: number;
+  readonly pruned: number;
+  /** The search stopped at the time limit before closing the gap. */
+  readonly timedOut: boolean;
+}
+
+export interface BaselineResult {
+  readonly name: 'production' | 'pp-across';
+  readonly description: string;
+  /** Undefined when the restricted space holds no plan that fits. */
+  readonly iterationTimeS?: number;
+  /** Baseline time / our time. */
+  readonly speedup?: number;
+  readonly plan?: PlanSpec;
+  readonly bound?: Bound;
+}
+
+export interface PlanResult {
+  readonly status: 'optimal' | 'feasible' | 'infeasible';
+  readonly plan?: PlanSpec;
+  readonly evaluation?: Evaluation;
+  readonly bound: Bound;
+  readonly solver: SolverReport;
+  /** Why nothing fits (status infeasible). */
+  readonly reasons: readonly string[];
+  readonly baselines: readonly BaselineResult[];
+}

@@ -1,0 +1,81 @@
+/**
+ * `plan`: the best plan in the full space with its bound, the two baselines in their restricted
+ * spaces, and the independent re-check of everything printed.
+ */
+import { FULL_SPACE, type SpaceRestriction } from '../formulation/search-space';
+import type { Scenario } from '../model/scenario';
+import { HighsWorkerBackend } from './highs-worker-backend';
+import { recheckPlan } from './independent-check';
+import { LpSolverBackend } from './lp-solver-backend';
+import type { MipBackend } from './mip-backend';
+import type { BaselineResult, PlanResult } from './plan-result';
+import { searchPlans, type SearchOptions } from './search';
+
+export interface PlanOptions {
+  /** Seconds for the whole call, baselines included (default 10). */
+  readonly timeLimitS?: number;
+  /** Target relative gap (default 0.01). */
+  readonly gap?: number;
+  /** MIP backends in fallback order; default HiGHS worker, fresh HiGHS worker, javascript-lp-solver. */
+  readonly backends?: readonly MipBackend[];
+  /** Compute the production and pp-across baselines (default true). */
+  readonly baselines?: boolean;
+  readonly onProgress?: SearchOptions['onProgress'];
+}
+
+export const PRODUCTION_SPACE: SpaceRestriction = { layouts: 'whole', schedules: ['1f1b', 'interleaved'], defaultNetworkOnly: true };
+export const PP_ACROSS_SPACE: SpaceRestriction = { layouts: 'split', defaultNetworkOnly: true };
+
+/** Default solver chain. Callers that pass no backends get theirs closed at the end. */
+export const defaultBackends = (): MipBackend[] => [new HighsWorkerBackend(false), new HighsWorkerBackend(true), new LpSolverBackend()];
+
+export async function plan(scenario: Scenario, options: PlanOptions = {}): Promise<PlanResult> {
+  const timeLimitS = options.timeLimitS ?? 10;
+  const gap = options.gap ?? 0.01;
+  const backends = options.backends ?? defaultBackends();
+  const withBaselines = options.baselines ?? true;
+  const mainShare = withBaselines ? 0.7 : 1;
+  try {
+    const main = await searchPlans(scenario, { timeLimitS: timeLimitS * mainShare, gap, backends, restriction: FULL_SPACE, onProgress: options.onProgress });
+    if (!main.plan || !main.evaluation) {
+      return { status: 'infeasible', bound: main.bound, solver: main.solver, reasons: main.reasons, baselines: [] };
+    }
+    const evaluation = recheckPlan(scenario, main.plan, main.evaluation);
+    const baselines: BaselineResult[] = [];
+    if (withBaselines) {
+      const share = (timeLimitS * (1 - mainShare)) / 2;
+      baselines.push(await baseline(scenario, 'production', 'DP across sites (whole replicas per site), 1F1B/interleaved, default network', PRODUCTION_SPACE, share, gap, backends, evaluation.predicted.iterationTimeS));
+      if (scenario.sites.length > 1) {
+        baselines.push(await baseline(scenario, 'pp-across', 'pipeline stages split across sites, DP inside each site, default network', PP_ACROSS_SPACE, share, gap, backends, evaluation.predicted.iterationTimeS));
+      }
+    }
+    return {
+      status: main.bound.gap <= gap ? 'optimal' : 'feasible',
+      plan: main.plan,
+      evaluation,
+      bound: main.bound,
+      solver: main.solver,
+      reasons: [],
+      baselines,
+    };
+  } finally {
+    if (!options.backends) await Promise.all(backends.map((b) => b.close()));
+  }
+}
+
+async function baseline(
+  scenario: Scenario,
+  name: BaselineResult['name'],
+  description: string,
+  restriction: SpaceRestriction,
+  timeLimitS: number,
+  gap: number,
+  backends: readonly MipBackend[],
+  oursS: number,
+): Promise<BaselineResult> {
+  const result = await searchPlans(scenario, { timeLimitS, gap, backends, restriction });
+  if (!result.plan || !result.evaluation) return { name, description };
+  const evaluation = recheckPlan(scenario, result.plan, result.evaluation);
+  const iterationTimeS = evaluation.predicted.iterationTimeS;
+  return { name, description, iterationTimeS, speedup: iterationTimeS / oursS, plan: result.plan, bound: result.bound };
+}

@@ -1,0 +1,188 @@
+/**
+ * Best-first search over (configuration, dp) candidates with a placement MIP for each, pruned
+ * by lower bounds (docs/formulation.md §4). Returns the best plan found, checked by the cost
+ * model, and a bound valid for every plan in the space.
+ */
+import { outerLowerBound, type ConfigCoefficients } from '../formulation/coefficients';
+import { buildPlacementMip, type PlacementMip } from '../formulation/placement-mip';
+import { toPlan, type SpaceRestriction } from '../formulation/search-space';
+import { evaluateLayout, type Evaluation } from '../model/evaluate';
+import { layOutPlan } from '../model/placement';
+import type { PlanSpec } from '../model/plan-schema';
+import type { Scenario } from '../model/scenario';
+import { enumerateCandidates } from './candidates';
+import { greedyPlacement, type GreedyGroup } from './heuristic';
+import { checkMipPlan } from './independent-check';
+import { BackendFault, checkSolution, type MipBackend, type MipSolution, type MipSolveOptions } from './mip-backend';
+import { chooseNetworkSettings } from './network-post-solver';
+import type { Bound, SolverReport } from './plan-result';
+
+export interface SearchOptions {
+  readonly timeLimitS: number;
+  readonly gap: number;
+  /** Tried in order for every MIP; the first that answers (and passes the check) wins. */
+  readonly backends: readonly MipBackend[];
+  readonly restriction: SpaceRestriction;
+  readonly onProgress?: (progress: { readonly incumbentS: number; readonly boundS: number; readonly gap: number; readonly elapsedS: number }) => void;
+}
+
+export interface SearchResult {
+  readonly plan?: PlanSpec;
+  readonly evaluation?: Evaluation;
+  readonly bound: Bound;
+  readonly solver: SolverReport;
+  readonly reasons: readonly string[];
+}
+
+interface Incumbent {
+  readonly plan: PlanSpec;
+  readonly evaluation: Evaluation;
+  readonly engine: string;
+}
+
+const HEURISTIC_SEEDS = 20;
+
+export async function searchPlans(scenario: Scenario, options: SearchOptions): Promise<SearchResult> {
+  const started = Date.now();
+  const deadline = started + options.timeLimitS * 1000;
+  const candidates = enumerateCandidates(scenario, options.restriction);
+  const bounds = candidates.map((c) => c.quickBoundS);
+  const faults: string[] = [];
+  const fallbacksUsed = new Set<string>();
+  const reasons = new Map<string, number>();
+  let incumbent: Incumbent | undefined;
+  let mipsSolved = 0;
+  let pruned = 0;
+  let timedOut = false;
+
+  const consider = (plan: PlanSpec, engine: string, evaluation?: Evaluation) => {
+    const result = options.restriction.defaultNetworkOnly || scenario.links.length === 0
+      ? { plan, evaluation: evaluation ?? evaluateLayout(scenario, layOutPlan(scenario, plan)) }
+      : chooseNetworkSettings(scenario, plan);
+    if (!result.evaluation.fits) return;
+    if (!incumbent || result.evaluation.predicted.iterationTimeS < incumbent.evaluation.predicted.iterationTimeS) {
+      incumbent = { plan: result.plan, evaluation: result.evaluation, engine };
+    }
+  };
+  const currentBound = (upTo: number) => Math.min(Infinity, ...bounds.slice(0, upTo + 1), ...(upTo + 1 < bounds.length ? [bounds[upTo + 1]!] : []));
+  const report = (index: number) => {
+    if (!options.onProgress || !incumbent) return;
+    const incumbentS = incumbent.evaluation.predicted.iterationTimeS;
+    const boundS = Math.min(currentBound(index), incumbentS);
+    options.onProgress({ incumbentS, boundS, gap: (incumbentS - boundS) / incumbentS, elapsedS: (Date.now() - started) / 1000 });
+  };
+
+  // A first incumbent from the greedy heuristic on the most promising candidates.
+  for (const candidate of candidates.slice(0, HEURISTIC_SEEDS)) {
+    const coefficients = candidate.coefficients();
+    const groups = greedyPlacement(scenario, coefficients);
+    if (groups) consider(toPlan(candidate.config, scenario, groups.map(asGroup)), 'heuristic');
+  }
+
+  let index = 0;
+  for (; index < candidates.length; index++) {
+    const candidate = candidates[index]!;
+    const threshold = incumbent ? incumbent.evaluation.predicted.iterationTimeS * (1 - options.gap) : Infinity;
+    if (candidate.quickBoundS >= threshold) break; // sorted: every later candidate is pruned too
+    if (Date.now() >= deadline) { timedOut = true; break; }
+    const coefficients = candidate.coefficients();
+    const refined = outerLowerBound(coefficients);
+    if (!Number.isFinite(refined)) { bounds[index] = Infinity; tally(reasons, 'no replica layout fits in GPU memory'); continue; }
+    bounds[index] = Math.max(bounds[index]!, refined);
+    if (refined >= threshold) { pruned++; continue; }
+    const placement = buildPlacementMip(scenario, coefficients, refined);
+    if (!placement) { bounds[index] = Infinity; tally(reasons, 'no placement fits the GPUs and the batch'); continue; }
+    // One MIP may use a fifth of what is left (at least 0.25 s), so a hard one cannot starve the rest.
+    const leftS = (deadline - Date.now()) / 1000;
+    const remainingS = Math.max(0.05, Math.min(leftS, Math.max(0.25, leftS / 5)));
+    const start = greedyStart(placement, greedyPlacement(scenario, coefficients));
+    const stopAt = incumbent ? incumbent.evaluation.predicted.iterationTimeS * (1 - options.gap) : undefined;
+    const solved = await solveWithFallbacks(placement, options, { timeLimitS: remainingS, start, stopWhenBoundAtLeast: stopAt }, faults, fallbacksUsed);
+    mipsSolved++;
+    if (!solved) continue; // every backend failed: keep the closed-form bound
+    const { solution, engine } = solved;
+    if (solution.status === 'infeasible') { bounds[index] = Infinity; tally(reasons, 'no placement fits the GPUs and the batch'); continue; }
+    if (solution.boundProven && Number.isFinite(solution.dualBound)) bounds[index] = Math.max(bounds[index]!, solution.dualBound - placement.tieBreakAllowanceS);
+    if (solution.values) {
+      const plan = decodePlan(scenario, coefficients, placement, solution.values);
+      const evaluation = evaluateLayout(scenario, layOutPlan(scenario, plan));
+      checkMipPlan(scenario, placement, solution.values, evaluation, coefficients.sendBytes, coefficients.linkBytesPerS);
+      consider(plan, engine, evaluation);
+    }
+    report(index);
+  }
+  if (index < candidates.length && !timedOut && Date.now() >= deadline) timedOut = true;
+
+  const lowerBoundS = Math.min(...bounds);
+  const time = incumbent?.evaluation.predicted.iterationTimeS;
+  const gap = time === undefined ? Infinity : Math.max(0, (time - Math.min(lowerBoundS, time)) / time);
+  if (candidates.length === 0) tally(reasons, 'no configuration in the search space fits the sites (tp x cp x pp larger than every site, or no valid degree)');
+  return {
+    plan: incumbent?.plan,
+    evaluation: incumbent?.evaluation,
+    bound: { lowerBoundS: time === undefined ? lowerBoundS : Math.min(lowerBoundS, time), gap, proven: true },
+    solver: {
+      engine: incumbent?.engine ?? 'none',
+      timeS: (Date.now() - started) / 1000,
+      fallbacksUsed: [...fallbacksUsed],
+      faults,
+      candidates: candidates.length,
+      mipsSolved,
+      pruned: pruned + Math.max(0, candidates.length - index),
+      timedOut,
+    },
+    reasons: [...reasons.entries()].map(([reason, count]) => `${reason} (${count} of ${candidates.length} configurations)`),
+  };
+}
+
+async function solveWithFallbacks(
+  placement: PlacementMip,
+  options: SearchOptions,
+  limits: { timeLimitS: number; start?: MipSolveOptions['start']; stopWhenBoundAtLeast?: number },
+  faults: string[],
+  fallbacksUsed: Set<string>,
+): Promise<{ solution: MipSolution; engine: string } | undefined> {
+  let bestBound = -Infinity;
+  for (let i = 0; i < options.backends.length; i++) {
+    const backend = options.backends[i]!;
+    if (i > 0) fallbacksUsed.add(backend.name);
+    try {
+      const raw = await backend.solve(placement.mip, { ...limits, relativeGap: options.gap });
+      const solution = checkSolution(backend.name, placement.mip, raw);
+      if (solution.boundProven) bestBound = Math.max(bestBound, solution.dualBound);
+      if (solution.status === 'no-solution') { faults.push(`${backend.name}: no solution within the limit`); continue; }
+      return { solution: { ...solution, dualBound: Math.max(bestBound, solution.boundProven ? solution.dualBound : -Infinity), boundProven: solution.boundProven || bestBound > -Infinity }, engine: backend.name };
+    } catch (error) {
+      if (!(error instanceof BackendFault) && !(error instanceof Error)) throw error;
+      faults.push(error instanceof BackendFault ? error.message : `${backend.name}: ${error.message}`);
+    }
+  }
+  return bestBound > -Infinity ? { solution: { status: 'no-solution', dualBound: bestBound, boundProven: true }, engine: 'none' } : undefined;
+}
+
+/** The greedy placement as a partial MIP start: every replica and usage column set. */
+function greedyStart(placement: PlacementMip, groups: GreedyGroup[] | undefined): MipSolveOptions['start'] {
+  if (!groups) return undefined;
+  const indices: number[] = [];
+  const values: number[] = [];
+  for (const choice of placement.choices) {
+    const group = groups.find((g) => g.layout === choice.layout && g.microbatches === choice.microbatches);
+    indices.push(choice.replicasColumn, choice.usedColumn);
+    values.push(group?.replicas ?? 0, group ? 1 : 0);
+  }
+  const covered = groups.every((g) => placement.choices.some((c) => c.layout === g.layout && c.microbatches === g.microbatches));
+  return covered ? { indices, values } : undefined;
+}
+
+const asGroup = (g: GreedyGroup) => ({ layout: g.layout.layout, microbatches: g.microbatches, replicas: g.replicas });
+
+function decodePlan(scenario: Scenario, c: ConfigCoefficients, placement: PlacementMip, values: readonly number[]): PlanSpec {
+  const groups = placement.choices
+    .map((choice) => ({ layout: choice.layout.layout, microbatches: choice.microbatches, replicas: Math.round(values[choice.replicasColumn]!) }))
+    .filter((g) => g.replicas > 0);
+  return toPlan(c.config, scenario, groups);
+}
+
+function tally(reasons: Map<string, number>, reason: string): void {
+  reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+}
