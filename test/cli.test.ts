@@ -130,3 +130,58 @@ describe('the built binary', () => {
     expect(bad.stderr).not.toMatch(/\n\s+at /);
   });
 });
+
+describe('scaleacross plan', () => {
+  const twoSites = fixturePath('small/two-sites.json');
+
+  it('--json has status, a plan that evaluate accepts verbatim, the bound, baselines, network and solver', async () => {
+    const result = await run('plan', twoSites, '--json', '--time-limit', '20');
+    expect(result.code).toBe(0);
+    const json = JSON.parse(result.out);
+    expect(['optimal', 'feasible']).toContain(json.status);
+    expect(json.bound.lowerBoundS).toBeLessThanOrEqual(json.predicted.iterationTimeS);
+    expect(json.bound.gap).toBeGreaterThanOrEqual(0);
+    expect(json.bound.proven).toBe(true);
+    expect(json.baselines.map((b: { name: string }) => b.name)).toEqual(['production', 'pp-across']);
+    for (const b of json.baselines) if (b.iterationTimeS !== null) expect(b.speedup).toBeCloseTo(b.iterationTimeS / json.predicted.iterationTimeS, 9);
+    expect(json.solver.engine).toBeTruthy();
+    expect(Array.isArray(json.network)).toBe(true);
+    const planFile = writeTemp('planned.json', JSON.stringify(json.plan));
+    const evaluated = JSON.parse((await run('evaluate', twoSites, '--plan', planFile, '--json')).out);
+    expect(evaluated.fits).toBe(true);
+    expect(evaluated.predicted.iterationTimeS).toBeCloseTo(json.predicted.iterationTimeS, 12);
+  });
+
+  it('prints the plan, bound, breakdown and baselines for people', async () => {
+    const result = await run('plan', twoSites, '--time-limit', '20', '--quiet');
+    expect(result.code).toBe(0);
+    for (const part of ['Plan (', 'Bound: every plan in the search space takes at least', 'Breakdown', 'Baselines', 'production', 'Solver:']) {
+      expect(result.out).toContain(part);
+    }
+  });
+
+  it('exits 3 with reasons when no plan fits', async () => {
+    const result = await run('plan', fixturePath('small/infeasible-memory.json'));
+    expect(result.code).toBe(3);
+    expect(result.out).toContain('No plan fits');
+    expect(result.out).toMatch(/GiB per GPU/);
+  });
+
+  it('--exhaustive enumerates the same space and agrees with the MIP within its gap', async () => {
+    const exhaustive = JSON.parse((await run('plan', twoSites, '--exhaustive', '--json', '--time-limit', '60')).out);
+    const mip = JSON.parse((await run('plan', twoSites, '--json', '--time-limit', '20')).out);
+    expect(exhaustive.status).toBe('optimal');
+    expect(exhaustive.solver.engine).toBe('exhaustive');
+    expect(mip.bound.lowerBoundS).toBeLessThanOrEqual(exhaustive.predicted.iterationTimeS * (1 + 1e-9));
+    expect(mip.predicted.iterationTimeS).toBeGreaterThanOrEqual(exhaustive.predicted.iterationTimeS * (1 - 1e-9));
+  });
+
+  it.each([
+    [['plan', 'x.json', '--time-limit', '-1'], '--time-limit must be'],
+    [['plan', 'x.json', '--gap', '2'], '--gap must be in [0, 1)'],
+  ])('%j exits 2', async (argv, message) => {
+    const result = await run(...argv);
+    expect(result.code).toBe(2);
+    expect(result.err).toContain(message);
+  });
+});

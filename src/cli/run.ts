@@ -5,6 +5,7 @@
 import yargs from 'yargs';
 import { ScenarioValidationError } from '../model/validation-error';
 import { runEvaluate } from './commands/evaluate';
+import { runPlan } from './commands/plan';
 import { runValidate } from './commands/validate';
 import { EXIT, UsageError, type Output } from './exit-codes';
 
@@ -34,7 +35,25 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('json', { type: 'boolean', default: false, describe: 'Print JSON' }),
       (args) => { code = runEvaluate(args.scenario, args.plan, args.json, output); },
     )
-    .demandCommand(1, 'name a command: validate or evaluate')
+    .command(
+      'plan <scenario>',
+      'Find the plan with the shortest iteration time, with a proven lower bound and baselines',
+      (y) => y.positional('scenario', { type: 'string', demandOption: true, describe: 'Scenario JSON file' })
+        .option('json', { type: 'boolean', default: false, describe: 'Print JSON' })
+        .option('time-limit', { type: 'number', default: 10, describe: 'Seconds for the whole search, baselines included' })
+        .option('gap', { type: 'number', default: 0.01, describe: 'Stop when (plan - bound) / plan is at most this' })
+        .option('exhaustive', { type: 'boolean', default: false, describe: 'Enumerate the search space plan by plan instead (reference; slow)' })
+        .option('quiet', { type: 'boolean', default: false, describe: 'No live progress' })
+        .check((a) => {
+          if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
+          if (!(a.gap >= 0 && a.gap < 1)) throw new UsageError('--gap must be in [0, 1)');
+          return true;
+        }),
+      async (args) => {
+        code = await runPlan({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'], gap: args.gap, exhaustive: args.exhaustive, quiet: args.quiet }, output, output === processOutput ? process.stderr : undefined);
+      },
+    )
+    .demandCommand(1, 'name a command: validate, evaluate or plan')
     .strict()
     .help()
     .version()
@@ -50,7 +69,7 @@ export async function runCli(argv: readonly string[], output: Output = processOu
       output.err(error.message);
       return EXIT.invalidInput;
     }
-    if (error instanceof UsageError) {
+    if (error instanceof UsageError || (error instanceof Error && error.name === 'YError')) {
       output.err(`scaleacross: ${error.message.split('\n')[0]} (see scaleacross --help)`);
       return EXIT.invalidInput;
     }

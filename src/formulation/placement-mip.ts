@@ -176,7 +176,7 @@ function addGradientSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoeffic
         b.addRow(`hosting[class${ci},${site.name}]`, terms, 0, Infinity); // F7
         return h;
       });
-      const span = b.addColumn(`spans[class${ci}]`, 0, 1);
+      const span = b.addColumn(`spans[class${ci}]`, 0, 1, { integer: true });
       for (let s = 0; s < siteCount; s++) for (let t = s + 1; t < siteCount; t++) {
         b.addRow(`spanning[class${ci},${s},${t}]`, [[span, 1], [hosted[s]!, -1], [hosted[t]!, -1]], -1, Infinity); // F8
       }

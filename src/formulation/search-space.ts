@@ -161,3 +161,15 @@ function runLength(values: readonly number[]): { value: number; count: number }[
   }
   return runs;
 }
+
+/** Whether a plan lies in a restricted space (used to seed a baseline with a plan it contains). */
+export function planInSpace(plan: PlanSpec, restriction: SpaceRestriction): boolean {
+  if (restriction.schedules && !restriction.schedules.includes(plan.schedule)) return false;
+  if (restriction.defaultNetworkOnly && plan.network?.some((s) => s.transport !== 'roce' || s.flowsPerGpuPair !== 1
+    || s.collectives !== 'hierarchical' || s.gradientCompression !== 'none')) return false;
+  const groups = plan.placement?.replicaGroups ?? [];
+  const sitesOf = (g: (typeof groups)[number]) => new Set(g.stageSites.map((r) => r.site)).size;
+  if (restriction.layouts === 'whole') return groups.every((g) => sitesOf(g) === 1);
+  if (restriction.layouts === 'split') return groups.every((g) => sitesOf(g) === 2 && g.stageSites.length === 2);
+  return true;
+}

@@ -20,6 +20,8 @@ export interface Candidate {
   readonly quickBoundS: number;
   /** Computes the full coefficients (memory, layouts) on demand. */
   readonly coefficients: () => ConfigCoefficients;
+  /** Set when (config, dp) cannot fit GPU memory: the largest per-GPU need of its stages with one microbatch, GiB. */
+  readonly memoryNeedGiB?: number;
 }
 
 export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestriction): Candidate[] {
@@ -61,11 +63,13 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
     };
     const largestMemoryGiB = Math.max(...[...usableSites].map((s) => scenario.sites[s]!.gpu.memoryGiB));
     for (const dp of dataParallelDegrees(totalMicrobatches, replicas)) {
+      if ((dp * config.cp) % config.ep !== 0) continue; // experts are sharded over data-parallel ranks
       const k = Math.ceil(totalMicrobatches / dp);
       // A stage that does not fit the largest GPU even with one microbatch in flight rules (config, dp) out.
       const plan = { ...config, dp };
-      if (times.stages.some((stage) => stageMemory(scenario, plan, stage, 1).totalGiB > largestMemoryGiB)) {
-        infeasible.push({ config, dp, quickBoundS: Infinity, coefficients: () => computeCoefficients(scenario, config, dp, layouts, times) });
+      const needGiB = Math.max(...times.stages.map((stage) => stageMemory(scenario, plan, stage, 1).totalGiB));
+      if (needGiB > largestMemoryGiB) {
+        infeasible.push({ config, dp, quickBoundS: Infinity, memoryNeedGiB: needGiB, coefficients: () => computeCoefficients(scenario, config, dp, layouts, times) });
         continue;
       }
       let cached: ConfigCoefficients | undefined;

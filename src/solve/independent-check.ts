@@ -21,15 +21,19 @@ const RELATIVE_TOLERANCE = 1e-6;
  * A plan decoded from a MIP solution must fit, carry the link loads the MIP assumed, and take
  * no less time than the MIP's objective (the MIP is a relaxation of the cost model).
  */
-export function checkMipPlan(scenario: Scenario, placement: PlacementMip, values: readonly number[], evaluation: Evaluation, sendBytes: number, linkBytesPerS: readonly number[]): void {
+export function checkMipPlan(scenario: Scenario, placement: PlacementMip, values: readonly number[], evaluation: Evaluation, sendBytes: number): void {
   if (!evaluation.fits) throw new InternalCheckError(`a MIP-feasible plan does not fit: ${evaluation.violations.join('; ')}`);
   const objective = values[placement.iterationColumn]!;
   const time = evaluation.predicted.iterationTimeS;
   if (time < objective * (1 - RELATIVE_TOLERANCE) - 1e-9) {
     throw new InternalCheckError(`cost model time ${time} s is below the MIP objective ${objective} s: the bound would be invalid`);
   }
-  for (const [link, column] of placement.linkStepColumns) {
-    const mipBytes = values[column]! * linkBytesPerS[link]!;
+  for (const [link] of placement.linkStepColumns) {
+    // Bytes the MIP's (rounded) replica counts put on the link, per its F5 coefficients.
+    let mipBytes = 0;
+    for (const choice of placement.choices) {
+      mipBytes += Math.round(values[choice.replicasColumn]!) * (choice.layout.crossingsPerLink.get(link) ?? 0) * sendBytes;
+    }
     const modelBytes = evaluation.predicted.links[link]!.pipelineBytesPerMicrobatch;
     if (Math.abs(mipBytes - modelBytes) > RELATIVE_TOLERANCE * Math.max(sendBytes, modelBytes)) {
       throw new InternalCheckError(`link ${scenario.links[link]!.label}: MIP carries ${mipBytes} B per microbatch, the cost model ${modelBytes} B`);

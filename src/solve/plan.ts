@@ -3,6 +3,7 @@
  * spaces, and the independent re-check of everything printed.
  */
 import { FULL_SPACE, type SpaceRestriction } from '../formulation/search-space';
+import type { PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { HighsWorkerBackend } from './highs-worker-backend';
 import { recheckPlan } from './independent-check';
@@ -21,6 +22,8 @@ export interface PlanOptions {
   /** Compute the production and pp-across baselines (default true). */
   readonly baselines?: boolean;
   readonly onProgress?: SearchOptions['onProgress'];
+  /** Seconds a backend may overrun its time limit before it is abandoned (default 5). */
+  readonly backendGraceS?: number;
 }
 
 export const PRODUCTION_SPACE: SpaceRestriction = { layouts: 'whole', schedules: ['1f1b', 'interleaved'], defaultNetworkOnly: true };
@@ -36,7 +39,7 @@ export async function plan(scenario: Scenario, options: PlanOptions = {}): Promi
   const withBaselines = options.baselines ?? true;
   const mainShare = withBaselines ? 0.7 : 1;
   try {
-    const main = await searchPlans(scenario, { timeLimitS: timeLimitS * mainShare, gap, backends, restriction: FULL_SPACE, onProgress: options.onProgress });
+    const main = await searchPlans(scenario, { timeLimitS: timeLimitS * mainShare, gap, backends, restriction: FULL_SPACE, onProgress: options.onProgress, backendGraceS: options.backendGraceS });
     if (!main.plan || !main.evaluation) {
       return { status: 'infeasible', bound: main.bound, solver: main.solver, reasons: main.reasons, baselines: [] };
     }
@@ -44,9 +47,9 @@ export async function plan(scenario: Scenario, options: PlanOptions = {}): Promi
     const baselines: BaselineResult[] = [];
     if (withBaselines) {
       const share = (timeLimitS * (1 - mainShare)) / 2;
-      baselines.push(await baseline(scenario, 'production', 'DP across sites (whole replicas per site), 1F1B/interleaved, default network', PRODUCTION_SPACE, share, gap, backends, evaluation.predicted.iterationTimeS));
+      baselines.push(await baseline(scenario, 'production', 'DP across sites (whole replicas per site), 1F1B/interleaved, default network', PRODUCTION_SPACE, share, gap, backends, main.plan, evaluation.predicted.iterationTimeS));
       if (scenario.sites.length > 1) {
-        baselines.push(await baseline(scenario, 'pp-across', 'pipeline stages split across sites, DP inside each site, default network', PP_ACROSS_SPACE, share, gap, backends, evaluation.predicted.iterationTimeS));
+        baselines.push(await baseline(scenario, 'pp-across', 'pipeline stages split across sites, DP inside each site, default network', PP_ACROSS_SPACE, share, gap, backends, main.plan, evaluation.predicted.iterationTimeS));
       }
     }
     return {
@@ -71,9 +74,10 @@ async function baseline(
   timeLimitS: number,
   gap: number,
   backends: readonly MipBackend[],
+  ours: PlanSpec,
   oursS: number,
 ): Promise<BaselineResult> {
-  const result = await searchPlans(scenario, { timeLimitS, gap, backends, restriction });
+  const result = await searchPlans(scenario, { timeLimitS, gap, backends, restriction, seedPlans: [ours] });
   if (!result.plan || !result.evaluation) return { name, description };
   const evaluation = recheckPlan(scenario, result.plan, result.evaluation);
   const iterationTimeS = evaluation.predicted.iterationTimeS;

@@ -5,7 +5,7 @@
  */
 import { outerLowerBound, type ConfigCoefficients } from '../formulation/coefficients';
 import { buildPlacementMip, type PlacementMip } from '../formulation/placement-mip';
-import { toPlan, type SpaceRestriction } from '../formulation/search-space';
+import { planInSpace, toPlan, type SpaceRestriction } from '../formulation/search-space';
 import { evaluateLayout, type Evaluation } from '../model/evaluate';
 import { layOutPlan } from '../model/placement';
 import type { PlanSpec } from '../model/plan-schema';
@@ -23,6 +23,10 @@ export interface SearchOptions {
   /** Tried in order for every MIP; the first that answers (and passes the check) wins. */
   readonly backends: readonly MipBackend[];
   readonly restriction: SpaceRestriction;
+  /** Seconds a backend may overrun its time limit before the planner abandons it (default 5). */
+  readonly backendGraceS?: number;
+  /** Plans to consider first (ignored unless they lie in the restricted space). */
+  readonly seedPlans?: readonly PlanSpec[];
   readonly onProgress?: (progress: { readonly incumbentS: number; readonly boundS: number; readonly gap: number; readonly elapsedS: number }) => void;
 }
 
@@ -41,6 +45,17 @@ interface Incumbent {
 }
 
 const HEURISTIC_SEEDS = 20;
+/** Seconds any backend may overrun its time limit before the planner gives up on it. */
+const HARD_LIMIT_GRACE_S = 5;
+
+/** Rejects with a BackendFault if `promise` has not settled within `seconds`. */
+function withHardLimit<T>(backend: string, promise: Promise<T>, seconds: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new BackendFault(backend, `no answer within ${seconds.toFixed(1)} s`)), seconds * 1000);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
 
 export async function searchPlans(scenario: Scenario, options: SearchOptions): Promise<SearchResult> {
   const started = Date.now();
@@ -49,6 +64,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   const bounds = candidates.map((c) => c.quickBoundS);
   const faults: string[] = [];
   const fallbacksUsed = new Set<string>();
+  const faultCounts = new Map<MipBackend, number>();
   const reasons = new Map<string, number>();
   let incumbent: Incumbent | undefined;
   let mipsSolved = 0;
@@ -72,6 +88,13 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     options.onProgress({ incumbentS, boundS, gap: (incumbentS - boundS) / incumbentS, elapsedS: (Date.now() - started) / 1000 });
   };
 
+  const memoryBound = candidates.filter((c) => c.memoryNeedGiB !== undefined);
+  if (memoryBound.length > 0) {
+    const leanest = Math.min(...memoryBound.map((c) => c.memoryNeedGiB!));
+    const largest = Math.max(...scenario.sites.map((s) => s.gpu.memoryGiB));
+    reasons.set(`does not fit GPU memory even with one microbatch in flight: the leanest needs ${leanest.toFixed(1)} GiB per GPU, the largest GPU has ${largest}`, memoryBound.length);
+  }
+  for (const seed of options.seedPlans ?? []) if (planInSpace(seed, options.restriction)) consider(seed, 'seed');
   // A first incumbent from the greedy heuristic on the most promising candidates.
   for (const candidate of candidates.slice(0, HEURISTIC_SEEDS)) {
     const coefficients = candidate.coefficients();
@@ -97,7 +120,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     const remainingS = Math.max(0.05, Math.min(leftS, Math.max(0.25, leftS / 5)));
     const start = greedyStart(placement, greedyPlacement(scenario, coefficients));
     const stopAt = incumbent ? incumbent.evaluation.predicted.iterationTimeS * (1 - options.gap) : undefined;
-    const solved = await solveWithFallbacks(placement, options, { timeLimitS: remainingS, start, stopWhenBoundAtLeast: stopAt }, faults, fallbacksUsed);
+    const solved = await solveWithFallbacks(placement, options, { timeLimitS: remainingS, start, stopWhenBoundAtLeast: stopAt }, faults, fallbacksUsed, faultCounts);
     mipsSolved++;
     if (!solved) continue; // every backend failed: keep the closed-form bound
     const { solution, engine } = solved;
@@ -106,7 +129,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     if (solution.values) {
       const plan = decodePlan(scenario, coefficients, placement, solution.values);
       const evaluation = evaluateLayout(scenario, layOutPlan(scenario, plan));
-      checkMipPlan(scenario, placement, solution.values, evaluation, coefficients.sendBytes, coefficients.linkBytesPerS);
+      checkMipPlan(scenario, placement, solution.values, evaluation, coefficients.sendBytes);
       consider(plan, engine, evaluation);
     }
     report(index);
@@ -141,13 +164,16 @@ async function solveWithFallbacks(
   limits: { timeLimitS: number; start?: MipSolveOptions['start']; stopWhenBoundAtLeast?: number },
   faults: string[],
   fallbacksUsed: Set<string>,
+  faultCounts: Map<MipBackend, number>,
 ): Promise<{ solution: MipSolution; engine: string } | undefined> {
   let bestBound = -Infinity;
   for (let i = 0; i < options.backends.length; i++) {
     const backend = options.backends[i]!;
+    // A backend that has failed twice in this search is not asked again.
+    if ((faultCounts.get(backend) ?? 0) >= 2 && i < options.backends.length - 1) continue;
     if (i > 0) fallbacksUsed.add(backend.name);
     try {
-      const raw = await backend.solve(placement.mip, { ...limits, relativeGap: options.gap });
+      const raw = await withHardLimit(backend.name, backend.solve(placement.mip, { ...limits, relativeGap: options.gap }), limits.timeLimitS + (options.backendGraceS ?? HARD_LIMIT_GRACE_S));
       const solution = checkSolution(backend.name, placement.mip, raw);
       if (solution.boundProven) bestBound = Math.max(bestBound, solution.dualBound);
       if (solution.status === 'no-solution') { faults.push(`${backend.name}: no solution within the limit`); continue; }
@@ -155,6 +181,7 @@ async function solveWithFallbacks(
     } catch (error) {
       if (!(error instanceof BackendFault) && !(error instanceof Error)) throw error;
       faults.push(error instanceof BackendFault ? error.message : `${backend.name}: ${error.message}`);
+      faultCounts.set(backend, (faultCounts.get(backend) ?? 0) + 1);
     }
   }
   return bestBound > -Infinity ? { solution: { status: 'no-solution', dualBound: bestBound, boundProven: true }, engine: 'none' } : undefined;

@@ -1,0 +1,60 @@
+/** Rendering of `plan` results: human-readable text and the documented JSON shape. */
+import type { Scenario } from '../index';
+import type { PlanResult } from '../solve/plan-result';
+import { formatEvaluation } from './format-evaluation';
+
+/** The JSON printed by `plan --json`; `plan` is accepted verbatim by `evaluate --plan`. */
+export function planResultJson(result: PlanResult) {
+  return {
+    status: result.status,
+    plan: result.plan ?? null,
+    predicted: result.evaluation?.predicted ?? null,
+    fits: result.evaluation?.fits ?? false,
+    bound: result.bound,
+    baselines: result.baselines.map((b) => ({ name: b.name, description: b.description, iterationTimeS: b.iterationTimeS ?? null, speedup: b.speedup ?? null, plan: b.plan ?? null })),
+    network: result.plan?.network ?? [],
+    solver: result.solver,
+    reasons: result.reasons,
+  };
+}
+
+const seconds = (s: number): string => (Number.isFinite(s) ? `${s.toFixed(3)} s` : 'none');
+
+export function formatPlanResult(scenario: Scenario, result: PlanResult): string {
+  const lines: string[] = [];
+  const solver = result.solver;
+  const how = `${solver.engine}; ${solver.timeS.toFixed(2)} s; ${solver.mipsSolved} MIPs, ${solver.pruned} of ${solver.candidates} candidates pruned by bounds${solver.timedOut ? '; stopped at the time limit' : ''}`;
+  if (result.status === 'infeasible' || !result.plan || !result.evaluation) {
+    lines.push(`No plan fits ${scenario.name}.`);
+    for (const reason of result.reasons) lines.push(`  - ${reason}`);
+    lines.push(`Solver: ${how}`);
+    return lines.join('\n');
+  }
+  const p = result.plan;
+  lines.push(`Plan (${result.status}): tp ${p.tp} x cp ${p.cp} x ep ${p.ep} x pp ${p.pp} x dp ${p.dp}, microbatch ${p.microBatchSeqs} seq, ${p.schedule}${p.schedule === 'interleaved' ? ` (v=${p.virtualStages})` : ''}, recompute ${p.recompute}, ZeRO-${p.zero}`);
+  for (const group of p.placement?.replicaGroups ?? []) {
+    lines.push(`  ${String(group.replicas).padStart(6)} replica(s) x ${group.microbatches ?? '-'} microbatches: ${group.stageSites.map((r) => `${r.stages} stage(s) on ${r.site}`).join(' -> ')}`);
+  }
+  const bound = result.bound;
+  lines.push(`Bound: every plan in the search space takes at least ${seconds(bound.lowerBoundS)}; gap ${(100 * bound.gap).toFixed(2)}%${bound.proven ? ' (proven)' : ' (not proven)'}`);
+  lines.push('');
+  lines.push(formatEvaluation(scenario, result.evaluation));
+  if (result.plan.network && result.plan.network.length > 0) {
+    lines.push('');
+    lines.push('Network settings');
+    for (const s of result.plan.network) {
+      lines.push(`  ${s.between.join('<->').padEnd(30)} ${s.transport}, ${s.flowsPerGpuPair} flow(s) per GPU pair, ${s.collectives} collectives, compression ${s.gradientCompression}`);
+    }
+  }
+  if (result.baselines.length > 0) {
+    lines.push('');
+    lines.push('Baselines (best plan in each restricted space)');
+    for (const b of result.baselines) {
+      const time = b.iterationTimeS === undefined ? 'no plan fits' : `${b.iterationTimeS.toFixed(3)} s, ours is ${b.speedup!.toFixed(2)}x faster (${(100 * (1 - 1 / b.speedup!)).toFixed(1)}% less time)`;
+      lines.push(`  ${b.name.padEnd(11)} ${time}  [${b.description}]`);
+    }
+  }
+  lines.push('');
+  lines.push(`Solver: ${how}${solver.fallbacksUsed.length > 0 ? `; fallbacks used: ${solver.fallbacksUsed.join(', ')}` : ''}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,96 @@
+/**
+ * Exhaustive mode: every plan of the search space, one by one, through the cost model — the
+ * same configurations, data-parallel degrees, (layout, microbatch) choices and network settings
+ * the MIP search covers, with no pruning. The reference for correctness and speed; exponential.
+ */
+import { toPlan, type SpaceRestriction } from '../formulation/search-space';
+import type { LayoutCoefficients } from '../formulation/coefficients';
+import { evaluateLayout, type Evaluation } from '../model/evaluate';
+import { layOutPlan } from '../model/placement';
+import type { LinkSettingsSpec, PlanSpec } from '../model/plan-schema';
+import type { Scenario } from '../model/scenario';
+import { enumerateCandidates } from './candidates';
+import { linkSettingOptions } from './network-post-solver';
+
+export interface ExhaustiveResult {
+  readonly plan?: PlanSpec;
+  readonly evaluation?: Evaluation;
+  /** Plans evaluated (each placement times each network setting combination). */
+  readonly plansEvaluated: number;
+  readonly timeS: number;
+  /** False when the time limit stopped the enumeration: the result is then not the optimum. */
+  readonly complete: boolean;
+}
+
+export function exhaustiveSearch(scenario: Scenario, restriction: SpaceRestriction, timeLimitS = Infinity): ExhaustiveResult {
+  const started = Date.now();
+  const deadline = started + timeLimitS * 1000;
+  const networkCombos = networkCombinations(scenario, restriction);
+  let best: { plan: PlanSpec; evaluation: Evaluation } | undefined;
+  let plansEvaluated = 0;
+  let complete = true;
+
+  outer: for (const candidate of enumerateCandidates(scenario, restriction)) {
+    const c = candidate.coefficients();
+    const choices: { layout: LayoutCoefficients; k: number; upper: number }[] = [];
+    for (const layout of c.layouts) {
+      let capacity = c.dp;
+      for (const [site, gpus] of layout.gpusPerSite) capacity = Math.min(capacity, Math.floor(scenario.sites[site]!.gpus / gpus));
+      for (const k of layout.fittingMicrobatches) {
+        const upper = Math.min(capacity, Math.floor(c.totalMicrobatches / k));
+        if (upper >= 1) choices.push({ layout, k, upper });
+      }
+    }
+    const counts = choices.map(() => 0);
+    const free = scenario.sites.map((s) => s.gpus);
+    // Depth-first over choices: counts[i] replicas of choice i; replicas and microbatches must come out exact.
+    const visit = (i: number, replicasLeft: number, microbatchesLeft: number): boolean => {
+      if (replicasLeft === 0 || i === choices.length) {
+        if (replicasLeft !== 0 || microbatchesLeft !== 0) return true;
+        const groups = choices.flatMap((ch, j) => (counts[j]! > 0 ? [{ layout: ch.layout.layout, microbatches: ch.k, replicas: counts[j]! }] : []));
+        const plan = toPlan(c.config, scenario, groups);
+        // Settings of a link that carries nothing cannot change the plan's time: enumerate only the loaded links.
+        const base = evaluateLayout(scenario, layOutPlan(scenario, plan));
+        const loaded = base.predicted.links.map((l) => l.bytesPerIteration > 0);
+        const combos = networkCombos.filter((combo) => !combo || combo.every((setting, i) => loaded[i] || isDefault(setting)));
+        for (const network of combos) {
+          const withNetwork: PlanSpec = { ...plan, network };
+          const evaluation = evaluateLayout(scenario, layOutPlan(scenario, withNetwork));
+          plansEvaluated++;
+          if (evaluation.fits && (!best || evaluation.predicted.iterationTimeS < best.evaluation.predicted.iterationTimeS)) {
+            best = { plan: withNetwork, evaluation };
+          }
+        }
+        return Date.now() < deadline;
+      }
+      const ch = choices[i]!;
+      let most = Math.min(ch.upper, replicasLeft, Math.floor(microbatchesLeft / ch.k));
+      for (const [site, gpus] of ch.layout.gpusPerSite) most = Math.min(most, Math.floor(free[site]! / gpus));
+      for (let n = most; n >= 0; n--) {
+        counts[i] = n;
+        for (const [site, gpus] of ch.layout.gpusPerSite) free[site]! -= n * gpus;
+        const goOn = visit(i + 1, replicasLeft - n, microbatchesLeft - n * ch.k);
+        for (const [site, gpus] of ch.layout.gpusPerSite) free[site]! += n * gpus;
+        counts[i] = 0;
+        if (!goOn) return false;
+      }
+      return true;
+    };
+    if (!visit(0, c.dp, c.totalMicrobatches)) { complete = false; break outer; }
+  }
+  return { plan: best?.plan, evaluation: best?.evaluation, plansEvaluated, timeS: (Date.now() - started) / 1000, complete };
+}
+
+/** Every combination of per-link settings (just the defaults when the space fixes them). */
+function networkCombinations(scenario: Scenario, restriction: SpaceRestriction): (LinkSettingsSpec[] | undefined)[] {
+  if (restriction.defaultNetworkOnly || scenario.links.length === 0) return [undefined];
+  let combos: LinkSettingsSpec[][] = [[]];
+  for (const link of scenario.links) {
+    const options = linkSettingOptions(scenario, [scenario.sites[link.siteA]!.name, scenario.sites[link.siteB]!.name]);
+    combos = combos.flatMap((combo) => options.map((option) => [...combo, option]));
+  }
+  return combos;
+}
+
+const isDefault = (s: LinkSettingsSpec): boolean =>
+  s.transport === 'roce' && s.flowsPerGpuPair === 1 && s.collectives === 'hierarchical' && s.gradientCompression === 'none';

@@ -1,0 +1,150 @@
+/**
+ * The planner against exhaustive search on small scenarios, metamorphic relations, and
+ * injected solver faults. Every plan is re-evaluated by the cost model alone.
+ */
+import { FULL_SPACE } from '../src/formulation/search-space';
+import { evaluate } from '../src/model/evaluate';
+import { parseScenario, type Scenario } from '../src/model/scenario';
+import { exhaustiveSearch } from '../src/solve/exhaustive';
+import { HighsWorkerBackend } from '../src/solve/highs-worker-backend';
+import { LpSolverBackend } from '../src/solve/lp-solver-backend';
+import type { MipBackend } from '../src/solve/mip-backend';
+import { defaultBackends, plan } from '../src/solve/plan';
+import type { PlanResult } from '../src/solve/plan-result';
+import { clone, readFixture } from './helpers/fixtures';
+import { GarbageBackend, HangingBackend, ThrowingBackend } from './helpers/faulty-backends';
+
+type Json = any; // scenario JSON mutated by the tests
+
+const SMALL = ['one-site', 'two-sites', 'three-heterogeneous', 'moe-two-sites'] as const;
+const small = (name: string): Json => readFixture(`small/${name}`);
+const TOLERANCE = 1e-9;
+
+let backends: MipBackend[];
+beforeAll(() => { backends = defaultBackends(); });
+afterAll(async () => { await Promise.all(backends.map((b) => b.close())); });
+
+const planOf = (scenario: Scenario, extra: Partial<Parameters<typeof plan>[1]> = {}) =>
+  plan(scenario, { timeLimitS: 30, gap: 0.01, baselines: false, backends, ...extra });
+
+function expectIndependentlyChecked(scenario: Scenario, result: PlanResult): number {
+  expect(result.plan).toBeDefined();
+  const fresh = evaluate(scenario, JSON.parse(JSON.stringify(result.plan)));
+  expect(fresh.fits).toBe(true);
+  expect(fresh.predicted.iterationTimeS).toBeCloseTo(result.evaluation!.predicted.iterationTimeS, 12);
+  return fresh.predicted.iterationTimeS;
+}
+
+describe.each(SMALL)('plan vs exhaustive search: %s', (name) => {
+  const scenario = parseScenario(small(name));
+  const reference = exhaustiveSearch(scenario, FULL_SPACE);
+
+  it('the exhaustive reference is complete and finds a plan', () => {
+    expect(reference.complete).toBe(true);
+    expect(reference.evaluation?.fits).toBe(true);
+    expect(reference.plansEvaluated).toBeGreaterThan(10);
+  });
+
+  it('the MIP plan equals the exhaustive optimum within the reported gap, and the bound is never above it', async () => {
+    const result = await planOf(scenario);
+    const optimum = reference.evaluation!.predicted.iterationTimeS;
+    const time = expectIndependentlyChecked(scenario, result);
+    expect(result.bound.proven).toBe(true);
+    expect(result.bound.lowerBoundS).toBeLessThanOrEqual(optimum * (1 + TOLERANCE));
+    expect(time).toBeGreaterThanOrEqual(optimum * (1 - TOLERANCE));
+    expect((time - optimum) / time).toBeLessThanOrEqual(result.bound.gap + TOLERANCE);
+    expect(result.bound.gap).toBeCloseTo((time - result.bound.lowerBoundS) / time, 12);
+    expect(result.status).toBe(result.bound.gap <= 0.01 ? 'optimal' : 'feasible');
+  });
+
+  it('the heuristic alone never beats the exact solve', async () => {
+    const heuristic = await plan(scenario, { timeLimitS: 5, baselines: false, backends: [] });
+    if (heuristic.plan) {
+      expect(heuristic.solver.engine).toMatch(/heuristic|seed/);
+      expect(heuristic.evaluation!.predicted.iterationTimeS).toBeGreaterThanOrEqual(reference.evaluation!.predicted.iterationTimeS * (1 - TOLERANCE));
+      expect(heuristic.bound.lowerBoundS).toBeLessThanOrEqual(reference.evaluation!.predicted.iterationTimeS * (1 + TOLERANCE));
+    }
+  });
+});
+
+describe('metamorphic relations of the planner', () => {
+  const base = small('two-sites');
+  const timeAndGap = async (spec: Json) => {
+    const result = await planOf(parseScenario(spec));
+    return { time: result.evaluation!.predicted.iterationTimeS, gap: result.bound.gap, bound: result.bound.lowerBoundS };
+  };
+
+  it('more cross-site bandwidth never makes the plan slower (beyond the proven gap)', async () => {
+    let previous = await timeAndGap(base);
+    for (const gbps of [800, 3200, 12800]) {
+      const spec = clone(base);
+      spec.cluster.links[0].bandwidthGbps = gbps;
+      const next = await timeAndGap(spec);
+      expect(next.time * (1 - next.gap)).toBeLessThanOrEqual(previous.time * (1 + TOLERANCE));
+      previous = next;
+    }
+  });
+
+  it('more GPUs never make the plan slower (beyond the proven gap)', async () => {
+    const before = await timeAndGap(base);
+    const spec = clone(base);
+    spec.cluster.sites[1].gpus = 16;
+    const after = await timeAndGap(spec);
+    expect(after.time * (1 - after.gap)).toBeLessThanOrEqual(before.time * (1 + TOLERANCE));
+  });
+
+  it('renaming and reordering sites changes nothing', async () => {
+    const original = await timeAndGap(small('three-heterogeneous'));
+    const spec = clone(small('three-heterogeneous'));
+    spec.cluster.sites = [spec.cluster.sites[2], spec.cluster.sites[0], spec.cluster.sites[1]].map((s: Json, i: number) => ({ ...s, name: `site-${i}` }));
+    const rename: Record<string, string> = { b200: 'site-0', h100: 'site-1', a100: 'site-2' };
+    spec.cluster.links = spec.cluster.links.map((l: Json) => ({ ...l, between: l.between.map((n: string) => rename[n]) })).reverse();
+    const relabelled = await timeAndGap(spec);
+    expect(relabelled.time * (1 - relabelled.gap)).toBeLessThanOrEqual(original.time * (1 + TOLERANCE));
+    expect(original.time * (1 - original.gap)).toBeLessThanOrEqual(relabelled.time * (1 + TOLERANCE));
+  });
+});
+
+describe('solver faults are survived and labelled', () => {
+  const scenario = parseScenario(small('two-sites'));
+  const optimum = exhaustiveSearch(scenario, FULL_SPACE).evaluation!.predicted.iterationTimeS;
+
+  it.each([
+    ['throws', () => new ThrowingBackend()],
+    ['hangs', () => new HangingBackend()],
+    ['returns garbage', () => new GarbageBackend()],
+  ])('a backend that %s is replaced by a fresh HiGHS instance', async (_kind, make) => {
+    const faulty = make();
+    const fresh = new HighsWorkerBackend(true);
+    const result = await plan(scenario, { timeLimitS: 5, baselines: false, backends: [faulty, fresh], backendGraceS: 0.2 });
+    expect(faulty.calls).toBeGreaterThan(0);
+    expect(result.solver.faults.some((f) => f.startsWith(faulty.name))).toBe(true);
+    expect(result.solver.fallbacksUsed).toContain('highs (fresh instance)');
+    const time = expectIndependentlyChecked(scenario, result);
+    expect(time).toBeGreaterThanOrEqual(optimum * (1 - TOLERANCE));
+    expect((time - optimum) / time).toBeLessThanOrEqual(result.bound.gap + TOLERANCE);
+  });
+
+  it('when every MIP backend fails, javascript-lp-solver or the heuristic answer, with a proven closed-form bound', async () => {
+    const result = await plan(scenario, {
+      timeLimitS: 10, baselines: false, backendGraceS: 0.2,
+      backends: [new ThrowingBackend(), new HangingBackend(), new GarbageBackend(), new LpSolverBackend()],
+    });
+    expect(['javascript-lp-solver', 'heuristic']).toContain(result.solver.engine);
+    expect(result.solver.fallbacksUsed).toEqual(expect.arrayContaining(['hanging', 'garbage']));
+    const time = expectIndependentlyChecked(scenario, result);
+    expect(time).toBeGreaterThanOrEqual(optimum * (1 - TOLERANCE));
+    expect(result.bound.lowerBoundS).toBeLessThanOrEqual(optimum * (1 + TOLERANCE));
+    expect(result.bound.proven).toBe(true);
+  });
+});
+
+describe('no plan fits', () => {
+  it('is an answer with reasons, not an error', async () => {
+    const result = await planOf(parseScenario(readFixture('small/infeasible-memory')));
+    expect(result.status).toBe('infeasible');
+    expect(result.plan).toBeUndefined();
+    expect(result.reasons.length).toBeGreaterThan(0);
+    expect(result.reasons.join('\n')).toMatch(/memory|fits/);
+  });
+});
