@@ -31,6 +31,8 @@ export interface LayoutCoefficients {
   readonly crossingLatencyS: number;
   /** GPUs one replica uses at each site. */
   readonly gpusPerSite: ReadonlyMap<number, number>;
+  /** Replicas of this layout the sites can hold. */
+  readonly maxReplicas: number;
   /** Microbatch counts k for which every stage fits in memory. */
   readonly fittingMicrobatches: readonly number[];
   /** Compute windows (backward, forward) before stage j's gradient sync, s. */
@@ -54,6 +56,8 @@ export interface ConfigCoefficients {
   /** Lower bounds of stage j's in-site gradient sync: all replicas on one site, or spread over the sites. */
   readonly intraSyncOneSiteS: readonly number[];
   readonly intraSyncSpreadS: readonly number[];
+  /** Usable bytes/s of all links touching each site. */
+  readonly siteIncidentBytesPerS: readonly number[];
   /** Smallest one-way latency of any link, s. */
   readonly minLinkLatencyS: number;
   /** Lower bound of the optimizer step, s. */
@@ -121,6 +125,8 @@ export function computeCoefficients(
     }
     const gpusPerSite = new Map<number, number>();
     for (const site of layout.stageSite) gpusPerSite.set(site, (gpusPerSite.get(site) ?? 0) + gpusPerStage);
+    let layoutReplicas = Infinity;
+    for (const [site, gpus] of gpusPerSite) layoutReplicas = Math.min(layoutReplicas, Math.floor(scenario.sites[site]!.gpus / gpus));
     // GPipe holds every microbatch: memory grows with k; the other schedules are capped by pp.
     const fittingMicrobatches = microbatchChoices.filter((k) => layout.stageSite.every((site, j) => memoryFits(stages[j]!, site, k)));
     let backward = 0;
@@ -136,7 +142,7 @@ export function computeCoefficients(
     });
     return {
       layout, maxStepS: Math.max(...steps), bubbleS, crossingsPerLink, crossings: hops.length, crossingLatencyS,
-      gpusPerSite, fittingMicrobatches, backwardWindowS, forwardWindowS,
+      gpusPerSite, maxReplicas: layoutReplicas, fittingMicrobatches, backwardWindowS, forwardWindowS,
     };
   });
 
@@ -168,6 +174,9 @@ export function computeCoefficients(
     crossGradientBytes: gradBytesPerGpu.map((g) => config.tp * g * compression),
     intraSyncOneSiteS: gradBytesPerGpu.map((g) => ringLowerBound(g, dp * config.cp)),
     intraSyncSpreadS: gradBytesPerGpu.map((g) => ringLowerBound(g, Math.ceil(dp / siteCount) * config.cp)),
+    siteIncidentBytesPerS: scenario.sites.map((site) => scenario.links
+      .filter((l) => l.siteA === site.index || l.siteB === site.index)
+      .reduce((sum, l) => sum + l.bandwidthBytesPerS * CALIBRATION.crossSiteLinkEfficiency, 0)),
     minLinkLatencyS: scenario.links.length > 0 ? Math.min(...scenario.links.map((l) => l.rttS / 2)) : 0,
     optimizerS,
     overlapDp: scenario.training.overlap.dataParallel,
@@ -175,15 +184,49 @@ export function computeCoefficients(
 }
 
 /**
- * A cheap lower bound on the iteration time of every placement of (config, dp): some replica
- * runs at least ceil(M / dp) microbatches, through some layout that fits in memory.
+ * Exposed gradient sync of a stage, as the cost model computes it, for a given sync time and
+ * compute windows (non-decreasing in the sync time, so a lower bound in gives a lower bound out).
  */
-export function outerLowerBound(c: ConfigCoefficients): number {
+export function exposedSyncS(c: ConfigCoefficients, syncS: number, backwardWindowS: number, forwardWindowS: number): number {
+  if (!c.overlapDp) return syncS;
+  if (c.config.zero === 0) return Math.max(0, syncS - backwardWindowS);
+  return Math.max(0, syncS / 2 - backwardWindowS) + Math.max(0, syncS / 2 - forwardWindowS);
+}
+
+/**
+ * A lower bound on the iteration time of every placement of (config, dp) (docs/formulation.md
+ * §4). Either every stage keeps all its replicas on one site — then all replicas share one
+ * layout, and that layout's pipeline with ceil(M/dp) microbatches, its link load and its in-site
+ * sync bound the time — or some stage spans sites, and the fluid pipeline bound plus the least
+ * cross-site sync any stage can pay bound it. `pipelineBoundS` bounds every placement's pipeline
+ * phase (the candidate's quick bound).
+ */
+export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): number {
   const k = Math.ceil(c.totalMicrobatches / c.dp);
-  let best = Infinity;
+  let oneLayout = Infinity;
   for (const layout of c.layouts) {
-    if (!layout.fittingMicrobatches.some((m) => m >= k)) continue;
-    best = Math.min(best, k * layout.maxStepS + layout.bubbleS + 2 * layout.crossingLatencyS);
+    if (!layout.fittingMicrobatches.some((m) => m >= k) || layout.maxReplicas < c.dp) continue;
+    let linkStep = 0;
+    for (const [link, crossings] of layout.crossingsPerLink) linkStep = Math.max(linkStep, (c.dp * crossings * c.sendBytes) / c.linkBytesPerS[link]!);
+    const pipeline = k * Math.max(layout.maxStepS, linkStep) + layout.bubbleS + 2 * layout.crossingLatencyS + 2 * layout.crossings * linkStep;
+    let exposed = 0;
+    c.stages.forEach((_, j) => {
+      exposed = Math.max(exposed, exposedSyncS(c, c.intraSyncOneSiteS[j]!, layout.backwardWindowS[j]!, layout.forwardWindowS[j]!));
+    });
+    oneLayout = Math.min(oneLayout, pipeline + exposed);
   }
-  return best + c.optimizerS;
+  let spanning = Infinity;
+  const usable = c.layouts.some((l) => l.fittingMicrobatches.length > 0);
+  const widest = Math.max(0, ...c.siteIncidentBytesPerS);
+  if (usable && c.siteIncidentBytesPerS.length > 1 && widest > 0 && c.dp > 1) {
+    let leastSpanExposure = Infinity;
+    c.stages.forEach((_, j) => {
+      const windowB = Math.max(...c.layouts.map((l) => l.backwardWindowS[j]!));
+      const windowF = Math.max(...c.layouts.map((l) => l.forwardWindowS[j]!));
+      const sync = c.intraSyncSpreadS[j]! + c.crossGradientBytes[j]! / widest + 2 * c.minLinkLatencyS;
+      leastSpanExposure = Math.min(leastSpanExposure, exposedSyncS(c, sync, windowB, windowF));
+    });
+    spanning = pipelineBoundS + leastSpanExposure;
+  }
+  return Math.min(oneLayout, spanning) + c.optimizerS;
 }

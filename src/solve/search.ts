@@ -109,7 +109,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     if (candidate.quickBoundS >= threshold) break; // sorted: every later candidate is pruned too
     if (Date.now() >= deadline) { timedOut = true; break; }
     const coefficients = candidate.coefficients();
-    const refined = outerLowerBound(coefficients);
+    const refined = Math.max(candidate.quickBoundS, outerLowerBound(coefficients, candidate.quickBoundS));
     if (!Number.isFinite(refined)) { bounds[index] = Infinity; tally(reasons, 'no replica layout fits in GPU memory'); continue; }
     bounds[index] = Math.max(bounds[index]!, refined);
     if (refined >= threshold) { pruned++; continue; }
@@ -129,7 +129,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     if (solution.values) {
       const plan = decodePlan(scenario, coefficients, placement, solution.values);
       const evaluation = evaluateLayout(scenario, layOutPlan(scenario, plan));
-      checkMipPlan(scenario, placement, solution.values, evaluation, coefficients.sendBytes);
+      checkMipPlan(scenario, placement, solution.values, solution.boundProven ? solution.dualBound - placement.tieBreakAllowanceS : -Infinity, evaluation, coefficients.sendBytes);
       consider(plan, engine, evaluation);
     }
     report(index);
