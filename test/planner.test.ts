@@ -116,7 +116,7 @@ describe('solver faults are survived and labelled', () => {
   ])('a backend that %s is replaced by a fresh HiGHS instance', async (_kind, make) => {
     const faulty = make();
     const fresh = new HighsWorkerBackend(true);
-    const result = await plan(scenario, { timeLimitS: 5, baselines: false, backends: [faulty, fresh], backendGraceS: 0.2 });
+    const result = await plan(scenario, { timeLimitS: 5, baselines: false, backends: [faulty, fresh], backendGraceS: 0.2, heuristicSeeds: 0 });
     expect(faulty.calls).toBeGreaterThan(0);
     expect(result.solver.faults.some((f) => f.startsWith(faulty.name))).toBe(true);
     expect(result.solver.fallbacksUsed).toContain('highs (fresh instance)');
@@ -127,7 +127,7 @@ describe('solver faults are survived and labelled', () => {
 
   it('when every MIP backend fails, javascript-lp-solver or the heuristic answer, with a proven closed-form bound', async () => {
     const result = await plan(scenario, {
-      timeLimitS: 10, baselines: false, backendGraceS: 0.2,
+      timeLimitS: 10, baselines: false, backendGraceS: 0.2, heuristicSeeds: 0,
       backends: [new ThrowingBackend(), new HangingBackend(), new GarbageBackend(), new LpSolverBackend()],
     });
     expect(['javascript-lp-solver', 'heuristic']).toContain(result.solver.engine);

@@ -22,6 +22,8 @@ export interface PlanOptions {
   /** Compute the production and pp-across baselines (default true). */
   readonly baselines?: boolean;
   readonly onProgress?: SearchOptions['onProgress'];
+  /** Candidates the greedy heuristic seeds the search with (default 20; 0 makes every candidate go to the MIP). */
+  readonly heuristicSeeds?: number;
   /** Seconds a backend may overrun its time limit before it is abandoned (default 5). */
   readonly backendGraceS?: number;
 }
@@ -39,7 +41,7 @@ export async function plan(scenario: Scenario, options: PlanOptions = {}): Promi
   const withBaselines = options.baselines ?? true;
   const mainShare = withBaselines ? 0.7 : 1;
   try {
-    const main = await searchPlans(scenario, { timeLimitS: timeLimitS * mainShare, gap, backends, restriction: FULL_SPACE, onProgress: options.onProgress, backendGraceS: options.backendGraceS });
+    const main = await searchPlans(scenario, { timeLimitS: timeLimitS * mainShare, gap, backends, restriction: FULL_SPACE, onProgress: options.onProgress, backendGraceS: options.backendGraceS, heuristicSeeds: options.heuristicSeeds });
     if (!main.plan || !main.evaluation) {
       return { status: 'infeasible', bound: main.bound, solver: main.solver, reasons: main.reasons, baselines: [] };
     }

@@ -25,6 +25,8 @@ export interface SearchOptions {
   readonly restriction: SpaceRestriction;
   /** Seconds a backend may overrun its time limit before the planner abandons it (default 5). */
   readonly backendGraceS?: number;
+  /** Candidates the greedy heuristic seeds the incumbent from (default 20). */
+  readonly heuristicSeeds?: number;
   /** Plans to consider first (ignored unless they lie in the restricted space). */
   readonly seedPlans?: readonly PlanSpec[];
   readonly onProgress?: (progress: { readonly incumbentS: number; readonly boundS: number; readonly gap: number; readonly elapsedS: number }) => void;
@@ -96,7 +98,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   }
   for (const seed of options.seedPlans ?? []) if (planInSpace(seed, options.restriction)) consider(seed, 'seed');
   // A first incumbent from the greedy heuristic on the most promising candidates.
-  for (const candidate of candidates.slice(0, HEURISTIC_SEEDS)) {
+  for (const candidate of candidates.slice(0, options.heuristicSeeds ?? HEURISTIC_SEEDS)) {
     const coefficients = candidate.coefficients();
     const groups = greedyPlacement(scenario, coefficients);
     if (groups) consider(toPlan(candidate.config, scenario, groups.map(asGroup)), 'heuristic');
@@ -122,7 +124,12 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     const stopAt = incumbent ? incumbent.evaluation.predicted.iterationTimeS * (1 - options.gap) : undefined;
     const solved = await solveWithFallbacks(placement, options, { timeLimitS: remainingS, start, stopWhenBoundAtLeast: stopAt }, faults, fallbacksUsed, faultCounts);
     mipsSolved++;
-    if (!solved) continue; // every backend failed: keep the closed-form bound
+    if (!solved || !solved.solution.values) {
+      // Every backend failed or found nothing: keep the closed-form bound, and try the heuristic here.
+      const groups = greedyPlacement(scenario, coefficients);
+      if (groups) consider(toPlan(candidate.config, scenario, groups.map(asGroup)), 'heuristic');
+      if (!solved) continue;
+    }
     const { solution, engine } = solved;
     if (solution.status === 'infeasible') { bounds[index] = Infinity; tally(reasons, 'no placement fits the GPUs and the batch'); continue; }
     if (solution.boundProven && Number.isFinite(solution.dualBound)) bounds[index] = Math.max(bounds[index]!, solution.dualBound - placement.tieBreakAllowanceS);
@@ -179,8 +186,9 @@ async function solveWithFallbacks(
       if (solution.status === 'no-solution') { faults.push(`${backend.name}: no solution within the limit`); continue; }
       return { solution: { ...solution, dualBound: Math.max(bestBound, solution.boundProven ? solution.dualBound : -Infinity), boundProven: solution.boundProven || bestBound > -Infinity }, engine: backend.name };
     } catch (error) {
-      if (!(error instanceof BackendFault) && !(error instanceof Error)) throw error;
-      faults.push(error instanceof BackendFault ? error.message : `${backend.name}: ${error.message}`);
+      // Anything a backend throws is its fault: record it and fall back.
+      const message = error instanceof Error ? error.message : String(error);
+      faults.push(error instanceof BackendFault ? message : `${backend.name}: ${message}`);
       faultCounts.set(backend, (faultCounts.get(backend) ?? 0) + 1);
     }
   }
