@@ -53,11 +53,16 @@ export interface ConfigCoefficients {
   readonly linkBytesPerS: readonly number[];
   /** Gradient bytes of stage j summed over its tp ranks, as sent across sites (compression applied when allowed). */
   readonly crossGradientBytes: readonly number[];
-  /** Lower bounds of stage j's in-site gradient sync: all replicas on one site, or spread over the sites. */
-  readonly intraSyncOneSiteS: readonly number[];
+  /** Lower bound of stage j's in-site gradient sync when its replicas are spread over the sites. */
   readonly intraSyncSpreadS: readonly number[];
+  /** GPUs of one full-bisection pod at each site (pod oversubscription applies past it; Infinity when none). */
+  readonly podGpus: readonly number[];
   /** Usable bytes/s of all links touching each site. */
   readonly siteIncidentBytesPerS: readonly number[];
+  /** Ring all-reduce time of stage j's gradients over `replicas` x cp ranks at a site, with or without pod oversubscription. */
+  readonly ringS: (stage: number, site: number, replicas: number, spansPods: boolean) => number;
+  /** Largest in-site ring time of each stage (all dp replicas, pods spilled, slowest site), an upper bound for big-M terms. */
+  readonly ringMaxS: readonly number[];
   /** Smallest one-way latency of any link, s. */
   readonly minLinkLatencyS: number;
   /** Lower bound of the optimizer step, s. */
@@ -172,11 +177,14 @@ export function computeCoefficients(
     sendBytes: config.microBatchSeqs * scenario.training.seqLen * scenario.model.hidden * BF16_BYTES,
     linkBytesPerS: scenario.links.map((link) => link.bandwidthBytesPerS * CALIBRATION.crossSiteLinkEfficiency),
     crossGradientBytes: gradBytesPerGpu.map((g) => config.tp * g * compression),
-    intraSyncOneSiteS: gradBytesPerGpu.map((g) => ringLowerBound(g, dp * config.cp)),
+    podGpus: scenario.sites.map((site) => (site.podOversubscription > 1 ? site.podGpus : Infinity)),
     intraSyncSpreadS: gradBytesPerGpu.map((g) => ringLowerBound(g, Math.ceil(dp / siteCount) * config.cp)),
     siteIncidentBytesPerS: scenario.sites.map((site) => scenario.links
       .filter((l) => l.siteA === site.index || l.siteB === site.index)
       .reduce((sum, l) => sum + l.bandwidthBytesPerS * CALIBRATION.crossSiteLinkEfficiency, 0)),
+    ringS: (stage, site, replicas, spansPods) =>
+      allReduceS(gradBytesPerGpu[stage]!, replicas * config.cp, tierForGroup(scenario.sites[site]!, replicas * config.cp * config.tp, spansPods)),
+    ringMaxS: gradBytesPerGpu.map((g) => Math.max(...scenario.sites.map((site) => allReduceS(g, dp * config.cp, tierForGroup(site, dp * config.cp * config.tp, true))))),
     minLinkLatencyS: scenario.links.length > 0 ? Math.min(...scenario.links.map((l) => l.rttS / 2)) : 0,
     optimizerS,
     overlapDp: scenario.training.overlap.dataParallel,
@@ -211,12 +219,16 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
     const pipeline = k * Math.max(layout.maxStepS, linkStep) + layout.bubbleS + 2 * layout.crossingLatencyS + 2 * layout.crossings * linkStep;
     let exposed = 0;
     c.stages.forEach((_, j) => {
-      exposed = Math.max(exposed, exposedSyncS(c, c.intraSyncOneSiteS[j]!, layout.backwardWindowS[j]!, layout.forwardWindowS[j]!));
+      // Every replica here: stage j's ring has all dp replicas at its site, past a pod if they overflow one.
+      const site = layout.layout.stageSite[j]!;
+      const ring = c.ringS(j, site, c.dp, c.dp * layout.gpusPerSite.get(site)! > c.podGpus[site]!);
+      exposed = Math.max(exposed, exposedSyncS(c, ring, layout.backwardWindowS[j]!, layout.forwardWindowS[j]!));
     });
     oneLayout = Math.min(oneLayout, pipeline + exposed);
   }
   let spanning = Infinity;
-  const usable = c.layouts.some((l) => l.fittingMicrobatches.length > 0);
+  // Some replica runs at least k microbatches, so some layout must fit k or more in memory.
+  const usable = c.layouts.some((l) => l.fittingMicrobatches.some((m) => m >= k));
   const widest = Math.max(0, ...c.siteIncidentBytesPerS);
   if (usable && c.siteIncidentBytesPerS.length > 1 && widest > 0 && c.dp > 1) {
     let leastSpanExposure = Infinity;

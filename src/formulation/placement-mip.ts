@@ -156,59 +156,126 @@ function addPipelineTimeRows(cols: Columns, c: ConfigCoefficients): void {
 }
 
 /**
- * F7-F11: gradient sync. h[class,site] marks sites hosting a stage class, spans[class] a class
- * on two or more sites, q[class,site] a site in that cross-site ring; C bounds the cross-site
- * phase by each site's outgoing gradient bytes over its links; E bounds the exposed sync of
- * every stage, with all replicas on one site or spread over several.
+ * F7-F14: gradient sync. Stage classes (stages every layout places alike) get hosting binaries
+ * per site (F7), a spanning binary (F8) and ring membership (F9); C bounds the cross-site phase
+ * (F10); pods (F12) and replica-count thresholds (F13) give each stage's in-site ring time I_j
+ * (F14); E bounds the exposed sync of every stage (F11).
  */
 function addGradientSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoefficients): void {
-  const { b, choices, E } = cols;
   const classes = stageClasses(c);
+  const hosting = scenario.sites.length > 1 ? addHostingRows(cols, scenario, c, classes) : undefined;
+  const cross = hosting ? addCrossSiteSyncRows(cols, scenario, c, classes, hosting.participates) : undefined;
+  const podSpans = addPodRows(cols, scenario);
+  const intra = addIntraSiteSyncRows(cols, scenario, c, classes, podSpans);
+  addExposureRows(cols, c, classes, intra, hosting?.spans, cross);
+}
+
+/** Columns x of the choices that place stage class `cls` on `site`. */
+const choicesPlacing = (choices: readonly PlacementChoice[], cls: readonly number[], site: number) =>
+  choices.filter((ch) => ch.layout.layout.stageSite[cls[0]!] === site);
+
+/** F7-F9: hosts[class,site] (binary), spans[class] (binary) and in_ring[class,site]. */
+function addHostingRows(cols: Columns, scenario: Scenario, c: ConfigCoefficients, classes: readonly number[][]) {
+  const { b, choices } = cols;
   const siteCount = scenario.sites.length;
   const spans: number[] = [];
   const participates: number[][] = [];
-  if (siteCount > 1) {
-    classes.forEach((cls, ci) => {
-      const hosted = scenario.sites.map((site) => {
-        const h = b.addColumn(`hosts[class${ci},${site.name}]`, 0, 1, { integer: true });
-        const terms: (readonly [number, number])[] = [[h, c.dp]];
-        for (const ch of choices) if (ch.layout.layout.stageSite[cls[0]!] === site.index) terms.push([ch.replicasColumn, -1]);
-        b.addRow(`hosting[class${ci},${site.name}]`, terms, 0, Infinity); // F7
-        return h;
-      });
-      const span = b.addColumn(`spans[class${ci}]`, 0, 1, { integer: true });
-      for (let s = 0; s < siteCount; s++) for (let t = s + 1; t < siteCount; t++) {
-        b.addRow(`spanning[class${ci},${s},${t}]`, [[span, 1], [hosted[s]!, -1], [hosted[t]!, -1]], -1, Infinity); // F8
-      }
-      spans.push(span);
-      participates.push(hosted.map((h, s) => {
-        const q = b.addColumn(`in_ring[class${ci},${scenario.sites[s]!.name}]`, 0, 1);
-        b.addRow(`ring_member[class${ci},${scenario.sites[s]!.name}]`, [[q, 1], [h, -1], [span, -1]], -1, Infinity); // F9
-        return q;
-      }));
+  classes.forEach((cls, ci) => {
+    const hosted = scenario.sites.map((site) => {
+      const h = b.addColumn(`hosts[class${ci},${site.name}]`, 0, 1, { integer: true });
+      const terms: (readonly [number, number])[] = [[h, c.dp], ...choicesPlacing(choices, cls, site.index).map((ch) => [ch.replicasColumn, -1] as const)];
+      b.addRow(`hosting[class${ci},${site.name}]`, terms, 0, Infinity);
+      return h;
     });
-  }
+    const span = b.addColumn(`spans[class${ci}]`, 0, 1, { integer: true });
+    for (let s = 0; s < siteCount; s++) for (let t = s + 1; t < siteCount; t++) {
+      b.addRow(`spanning[class${ci},${s},${t}]`, [[span, 1], [hosted[s]!, -1], [hosted[t]!, -1]], -1, Infinity);
+    }
+    spans.push(span);
+    participates.push(hosted.map((h, s) => {
+      const q = b.addColumn(`in_ring[class${ci},${scenario.sites[s]!.name}]`, 0, 1);
+      b.addRow(`ring_member[class${ci},${scenario.sites[s]!.name}]`, [[q, 1], [h, -1], [span, -1]], -1, Infinity);
+      return q;
+    }));
+  });
+  return { spans, participates };
+}
+
+/** F10: C >= each site's outgoing cross-site gradient bytes over the bandwidth of its links, seconds. */
+function addCrossSiteSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoefficients, classes: readonly number[][], participates: readonly number[][]) {
+  const { b } = cols;
+  const incident = c.siteIncidentBytesPerS;
   const totalCross = c.crossGradientBytes.reduce((a, x) => a + x, 0);
-  let crossColumn = -1;
-  let crossMax = 0;
-  if (siteCount > 1 && scenario.links.length > 0) {
-    const incidentBandwidth = scenario.sites.map((site) => scenario.links
-      .filter((l) => l.siteA === site.index || l.siteB === site.index)
-      .reduce((sum, l) => sum + c.linkBytesPerS[l.index]!, 0));
-    crossMax = totalCross / Math.min(...incidentBandwidth.filter((bw) => bw > 0));
-    crossColumn = b.addColumn('cross_site_sync_s', 0, crossMax);
-    scenario.sites.forEach((site, s) => {
-      if (incidentBandwidth[s] === 0) return;
-      // In seconds (bytes over the site's link bandwidth), which keeps coefficients well scaled.
-      const terms: (readonly [number, number])[] = [[crossColumn, 1]];
-      classes.forEach((cls, ci) => {
-        const bytes = cls.reduce((sum, j) => sum + c.crossGradientBytes[j]!, 0);
-        terms.push([participates[ci]![s]!, -bytes / incidentBandwidth[s]!]);
-      });
-      b.addRow(`cross_site_sync[${site.name}]`, terms, 0, Infinity); // F10
+  const narrowest = Math.min(...incident.filter((bw) => bw > 0));
+  if (!Number.isFinite(narrowest)) return undefined;
+  const maxS = totalCross / narrowest;
+  const column = b.addColumn('cross_site_sync_s', 0, maxS);
+  scenario.sites.forEach((site, s) => {
+    if (incident[s] === 0) return;
+    const terms: (readonly [number, number])[] = [[column, 1]];
+    classes.forEach((cls, ci) => {
+      const bytes = cls.reduce((sum, j) => sum + c.crossGradientBytes[j]!, 0);
+      terms.push([participates[ci]![s]!, -bytes / incident[s]!]);
     });
-  }
-  // F11: exposure forms a x sync - window for each stage, by the overlap in force.
+    b.addRow(`cross_site_sync[${site.name}]`, terms, 0, Infinity);
+  });
+  return { column, maxS };
+}
+
+/** F12: pods[site] = 1 when the GPUs used at a site exceed one full-bisection pod. */
+function addPodRows(cols: Columns, scenario: Scenario): (number | undefined)[] {
+  const { b, choices } = cols;
+  return scenario.sites.map((site) => {
+    if (site.podGpus >= site.gpus || site.podOversubscription <= 1) return undefined;
+    const z = b.addColumn(`spans_pods[${site.name}]`, 0, 1, { integer: true });
+    const terms: (readonly [number, number])[] = choices.filter((ch) => ch.layout.gpusPerSite.has(site.index))
+      .map((ch) => [ch.replicasColumn, ch.layout.gpusPerSite.get(site.index)!] as const);
+    b.addRow(`pod_spill[${site.name}]`, [...terms, [z, -(site.gpus - site.podGpus)]], -Infinity, site.podGpus);
+    return z;
+  });
+}
+
+/** Replica-count thresholds at which a stage's in-site ring time is bounded from below. */
+const RING_THRESHOLDS = [2, 16] as const;
+
+/**
+ * F13-F14: I_j, stage j's in-site ring time: at each site, once at least t replicas of its class
+ * are there (binary reached[class,site,t]), I_j is at least the ring time of t ranks at that site,
+ * with the pod-oversubscribed bandwidth when the site spills out of a pod. The ring time rises
+ * with the rank count, so each threshold's value bounds every larger count.
+ */
+function addIntraSiteSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoefficients, classes: readonly number[][], podSpans: readonly (number | undefined)[]): number[] {
+  const { b, choices } = cols;
+  const intra = c.stages.map((_, j) => b.addColumn(`in_site_sync_s[stage${j}]`, 0, Infinity));
+  classes.forEach((cls, ci) => {
+    for (const site of scenario.sites) {
+      const placing = choicesPlacing(choices, cls, site.index);
+      if (placing.length === 0) continue;
+      for (const t of RING_THRESHOLDS) {
+        if (t > c.dp) continue;
+        const reached = b.addColumn(`reached[class${ci},${site.name},${t}]`, 0, 1, { integer: true });
+        b.addRow(`threshold[class${ci},${site.name},${t}]`, [...placing.map((ch) => [ch.replicasColumn, 1] as const), [reached, -c.dp]], -Infinity, t - 1);
+        for (const j of cls) {
+          const ring = c.ringS(j, site.index, t, false);
+          if (ring > 0) b.addRow(`in_site_sync[stage${j},${site.name},${t}]`, [[intra[j]!, 1], [reached, -ring]], 0, Infinity);
+          const z = podSpans[site.index];
+          const podRing = c.ringS(j, site.index, t, true);
+          if (z !== undefined && podRing > ring) {
+            b.addRow(`in_site_sync_pods[stage${j},${site.name},${t}]`, [[intra[j]!, 1], [reached, -podRing], [z, -podRing]], -podRing, Infinity);
+          }
+        }
+      }
+    }
+  });
+  return intra;
+}
+
+/**
+ * F11: E >= share x sync_j - window for every stage and exposure form in force, with
+ * sync_j = I_j, plus C and the least round trip when the stage's class spans sites.
+ */
+function addExposureRows(cols: Columns, c: ConfigCoefficients, classes: readonly number[][], intra: readonly number[], spans: readonly number[] | undefined, cross: { column: number; maxS: number } | undefined): void {
+  const { b, E } = cols;
   classes.forEach((cls, ci) => {
     for (const j of cls) {
       const windowB = Math.max(...c.layouts.map((l) => l.backwardWindowS[j]!));
@@ -216,20 +283,16 @@ function addGradientSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoeffic
       const forms: { share: number; window: number }[] = !c.overlapDp ? [{ share: 1, window: 0 }]
         : c.config.zero === 0 ? [{ share: 1, window: windowB }]
           : [{ share: 0.5, window: windowB }, { share: 0.5, window: windowF }, { share: 1, window: windowB + windowF }];
-      const oneSite = c.intraSyncOneSiteS[j]!;
-      const spread = c.intraSyncSpreadS[j]!;
+      const maxIntra = c.ringMaxS[j]!;
       forms.forEach((form, f) => {
         const a = form.share;
-        const spanTerm = spans[ci];
-        const intraTerms: (readonly [number, number])[] = [[E, 1]];
-        if (spanTerm !== undefined) intraTerms.push([spanTerm, -a * (spread - oneSite)]);
-        b.addRow(`dp_exposed_in_site[stage${j},form${f}]`, intraTerms, a * oneSite - form.window, Infinity);
-        if (spanTerm !== undefined && crossColumn >= 0) {
-          // Active only when the stage spans sites: E >= a (spread + C + 2 latency) - window.
-          const bigM = a * (crossMax + 2 * c.minLinkLatencyS + spread);
+        b.addRow(`dp_exposed[stage${j},form${f}]`, [[E, 1], [intra[j]!, -a]], -form.window, Infinity);
+        const span = spans?.[ci];
+        if (span !== undefined && cross) {
+          // Active only when the class spans sites: E >= a (I_j + C + 2 latency) - window.
+          const bigM = a * (cross.maxS + 2 * c.minLinkLatencyS + maxIntra);
           b.addRow(`dp_exposed_cross_site[stage${j},form${f}]`,
-            [[E, 1], [crossColumn, -a], [spanTerm, -(a * (spread + 2 * c.minLinkLatencyS)) - bigM]],
-            -form.window - bigM, Infinity);
+            [[E, 1], [intra[j]!, -a], [cross.column, -a], [span, -(a * 2 * c.minLinkLatencyS) - bigM]], -form.window - bigM, Infinity);
         }
       });
     }

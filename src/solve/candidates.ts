@@ -18,7 +18,7 @@ export interface Candidate {
    * the fastest sites' stage slots allow.
    */
   readonly quickBoundS: number;
-  /** Computes the full coefficients (memory, layouts) on demand. */
+  /** Computes the full coefficients (memory, layouts) on demand; not cached, so thousands of candidates stay small. */
   readonly coefficients: () => ConfigCoefficients;
   /** Set when (config, dp) cannot fit GPU memory: the largest per-GPU need of its stages with one microbatch, GiB. */
   readonly memoryNeedGiB?: number;
@@ -72,12 +72,11 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
         infeasible.push({ config, dp, quickBoundS: Infinity, memoryNeedGiB: needGiB, coefficients: () => computeCoefficients(scenario, config, dp, layouts, times) });
         continue;
       }
-      let cached: ConfigCoefficients | undefined;
       candidates.push({
         config,
         dp,
         quickBoundS: Math.max(k * slowestStage, totalMicrobatches / fluidRate(dp)) + bubbleS,
-        coefficients: () => (cached ??= computeCoefficients(scenario, config, dp, layouts, times)),
+        coefficients: () => computeCoefficients(scenario, config, dp, layouts, times),
       });
     }
   }

@@ -31,6 +31,7 @@ export function exhaustiveSearch(scenario: Scenario, restriction: SpaceRestricti
   let complete = true;
 
   outer: for (const candidate of enumerateCandidates(scenario, restriction)) {
+    if (Date.now() >= deadline) { complete = false; break; }
     const c = candidate.coefficients();
     const choices: { layout: LayoutCoefficients; k: number; upper: number }[] = [];
     for (const layout of c.layouts) {
@@ -44,7 +45,9 @@ export function exhaustiveSearch(scenario: Scenario, restriction: SpaceRestricti
     const counts = choices.map(() => 0);
     const free = scenario.sites.map((s) => s.gpus);
     // Depth-first over choices: counts[i] replicas of choice i; replicas and microbatches must come out exact.
+    let steps = 0;
     const visit = (i: number, replicasLeft: number, microbatchesLeft: number): boolean => {
+      if (++steps % 4096 === 0 && Date.now() >= deadline) return false;
       if (replicasLeft === 0 || i === choices.length) {
         if (replicasLeft !== 0 || microbatchesLeft !== 0) return true;
         const groups = choices.flatMap((ch, j) => (counts[j]! > 0 ? [{ layout: ch.layout.layout, microbatches: ch.k, replicas: counts[j]! }] : []));

@@ -98,11 +98,13 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   }
   for (const seed of options.seedPlans ?? []) if (planInSpace(seed, options.restriction)) consider(seed, 'seed');
   // A first incumbent from the greedy heuristic on the most promising candidates.
-  for (const candidate of candidates.slice(0, options.heuristicSeeds ?? HEURISTIC_SEEDS)) {
+  const seeded = new Map<number, ConfigCoefficients>();
+  candidates.slice(0, options.heuristicSeeds ?? HEURISTIC_SEEDS).forEach((candidate, i) => {
     const coefficients = candidate.coefficients();
+    seeded.set(i, coefficients);
     const groups = greedyPlacement(scenario, coefficients);
     if (groups) consider(toPlan(candidate.config, scenario, groups.map(asGroup)), 'heuristic');
-  }
+  });
 
   let index = 0;
   for (; index < candidates.length; index++) {
@@ -110,7 +112,8 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     const threshold = incumbent ? incumbent.evaluation.predicted.iterationTimeS * (1 - options.gap) : Infinity;
     if (candidate.quickBoundS >= threshold) break; // sorted: every later candidate is pruned too
     if (Date.now() >= deadline) { timedOut = true; break; }
-    const coefficients = candidate.coefficients();
+    const coefficients = seeded.get(index) ?? candidate.coefficients();
+    seeded.delete(index);
     const refined = Math.max(candidate.quickBoundS, outerLowerBound(coefficients, candidate.quickBoundS));
     if (!Number.isFinite(refined)) { bounds[index] = Infinity; tally(reasons, 'no replica layout fits in GPU memory'); continue; }
     bounds[index] = Math.max(bounds[index]!, refined);
