@@ -33,7 +33,11 @@ export const PRODUCTION_SPACE: SpaceRestriction = { layouts: 'whole', schedules:
 export const PP_ACROSS_SPACE: SpaceRestriction = { layouts: 'split', defaultNetworkOnly: true };
 
 /** Default solver chain. Callers that pass no backends get theirs closed at the end. */
-export const defaultBackends = (): MipBackend[] => [new HighsWorkerBackend(false), new HighsWorkerBackend(true), new LpSolverBackend()];
+export function defaultBackends(): MipBackend[] {
+  const highs = new HighsWorkerBackend(false);
+  highs.warmUp();
+  return [highs, new HighsWorkerBackend(true), new LpSolverBackend()];
+}
 
 export async function plan(scenario: Scenario, options: PlanOptions = {}): Promise<PlanResult> {
   const timeLimitS = options.timeLimitS ?? 10;
