@@ -16,6 +16,10 @@ export { scenarioSchema, type ScenarioSpec } from './model/scenario-schema';
 export { planSchema, type PlanSpec, SCHEDULES, RECOMPUTE_MODES } from './model/plan-schema';
 export { CALIBRATION } from './model/calibration-constants';
 export { readJsonFile, parseJsonText } from './io/files';
+export { plan, defaultBackends, type PlanOptions } from './solve/plan';
+export type { PlanResult, Bound, BaselineResult, SolverReport } from './solve/plan-result';
+export type { MipBackend, MipSolution, MipSolveOptions } from './solve/mip-backend';
+export { exhaustiveSearch, type ExhaustiveResult } from './solve/exhaustive';
 
 /** Reads and validates a scenario file; throws {@link ScenarioValidationError} naming the file and JSON path. */
 export function loadScenario(file: string): Scenario {

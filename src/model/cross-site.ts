@@ -6,20 +6,34 @@ import { linkBytesPerS, settingsForLink, type LinkSettings } from './network';
 import type { PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
 
-/** Load accumulated on one link, per direction. */
+/** Load accumulated on one full-duplex link, each direction on its own (A and B are the link's ends). */
 export interface LinkLoad {
-  bytes: number;
-  /** GPU pairs sending at once (sets how many flows share the link). */
-  gpuPairs: number;
+  aToB: number;
+  bToA: number;
+  /** GPU pairs sending at once in each direction (sets how many flows share it). */
+  pairsAToB: number;
+  pairsBToA: number;
 }
 
-export const emptyLoads = (scenario: Scenario): LinkLoad[] => scenario.links.map(() => ({ bytes: 0, gpuPairs: 0 }));
+export const emptyLoads = (scenario: Scenario): LinkLoad[] => scenario.links.map(() => ({ aToB: 0, bToA: 0, pairsAToB: 0, pairsBToA: 0 }));
 
-/** Adds `bytes` sent by `gpuPairs` pairs from site `from` to site `to` to every link on the route. */
-export function addRouteLoad(scenario: Scenario, loads: LinkLoad[], from: number, to: number, bytes: number, gpuPairs: number): void {
-  for (const link of scenario.routes[from]![to]!) {
-    loads[link]!.bytes += bytes;
-    loads[link]!.gpuPairs += gpuPairs;
+/** Bytes of the busier direction. */
+export const busierDirectionBytes = (load: LinkLoad): number => Math.max(load.aToB, load.bToA);
+
+/**
+ * Adds `bytes` sent by `gpuPairs` pairs from site `from` to site `to` to every link on the route,
+ * in the direction travelled; `bothWays` also adds the same in reverse (a pipeline boundary sends
+ * activations one way and their gradients back).
+ */
+export function addRouteLoad(scenario: Scenario, loads: LinkLoad[], from: number, to: number, bytes: number, gpuPairs: number, bothWays = false): void {
+  let at = from;
+  for (const index of scenario.routes[from]![to]!) {
+    const link = scenario.links[index]!;
+    const load = loads[index]!;
+    const forward = link.siteA === at;
+    if (forward || bothWays) { load.aToB += bytes; load.pairsAToB += gpuPairs; }
+    if (!forward || bothWays) { load.bToA += bytes; load.pairsBToA += gpuPairs; }
+    at = forward ? link.siteB : link.siteA;
   }
 }
 
@@ -36,11 +50,12 @@ export function linkSettings(scenario: Scenario, plan: PlanSpec): LinkSettings[]
   return scenario.links.map((link) => settingsForLink(link, names, plan.network));
 }
 
-/** Seconds each link needs to carry its load, per direction. */
+/** Seconds each link needs to carry its load: its busier direction. */
 export function linkBusyS(scenario: Scenario, settings: readonly LinkSettings[], loads: readonly LinkLoad[]): number[] {
   return scenario.links.map((link, i) => {
     const load = loads[i]!;
-    return load.bytes === 0 ? 0 : load.bytes / linkBytesPerS(link, settings[i]!, load.gpuPairs);
+    const one = (bytes: number, pairs: number) => (bytes === 0 ? 0 : bytes / linkBytesPerS(link, settings[i]!, pairs));
+    return Math.max(one(load.aToB, load.pairsAToB), one(load.bToA, load.pairsBToA));
   });
 }
 

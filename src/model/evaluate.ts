@@ -4,7 +4,7 @@
  * Pure: no solver values, no I/O. See docs/cost-model.md.
  */
 import { CALIBRATION } from './calibration-constants';
-import { addRouteLoad, emptyLoads, linkBusyS, linkSettings, ringHops, routeLatencyS, type LinkLoad } from './cross-site';
+import { addRouteLoad, busierDirectionBytes, emptyLoads, linkBusyS, linkSettings, ringHops, routeLatencyS, type LinkLoad } from './cross-site';
 import { reduceScatterS, tierForGroup } from './network';
 import { chainCrossings, pipelinePhaseS } from './pipeline';
 import { layOutPlan, type PlanLayout, type ReplicaGroupLayout } from './placement';
@@ -47,7 +47,7 @@ export interface SiteUsage {
 
 export interface LinkUsage {
   readonly link: string;
-  /** Bytes per iteration per direction (pipeline + data parallel). */
+  /** Bytes per iteration in the busier direction (pipeline + data parallel). */
   readonly bytesPerIteration: number;
   /** Pipeline activations/gradients crossing per microbatch step, per direction. */
   readonly pipelineBytesPerMicrobatch: number;
@@ -135,7 +135,7 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
   const sendBytes = plan.microBatchSeqs * scenario.training.seqLen * scenario.model.hidden * BF16_BYTES;
   const crossings = groups.map((group) => chainCrossings(group.stageSite, plan.virtualStages));
   groups.forEach((group, g) => {
-    for (const hop of crossings[g]!) addRouteLoad(scenario, ppLoads, hop.from, hop.to, group.replicas * sendBytes, group.replicas * gpusPerReplicaStage);
+    for (const hop of crossings[g]!) addRouteLoad(scenario, ppLoads, hop.from, hop.to, group.replicas * sendBytes, group.replicas * gpusPerReplicaStage, true);
   });
   const ppLinkStepS = linkBusyS(scenario, settings, ppLoads);
   const zero3Exposed = (stage: number, site: number): number =>
@@ -224,7 +224,10 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
   const gpusTotal = scenario.sites.reduce((a, site) => a + site.gpus, 0);
   const peakFlopRate = scenario.sites.reduce((sum, site, s) => sum + usedPerSite[s]! * tflopsToFlopPerS(site.gpu.peakBf16Tflops), 0);
   const modelFlops = modelFlopsPerIteration(scenario.model, scenario.training.seqLen, scenario.training.globalBatchSeqs);
-  const linkLoadsTotal = scenario.links.map((_, i) => ppLoads[i]!.bytes * m + dp.crossLoads[i]!.bytes);
+  const linkLoadsTotal = scenario.links.map((_, i) => Math.max(
+    ppLoads[i]!.aToB * m + dp.crossLoads[i]!.aToB,
+    ppLoads[i]!.bToA * m + dp.crossLoads[i]!.bToA,
+  ));
   const linkBusy = scenario.links.map((_, i) => ppLinkStepS[i]! * m + dp.crossBusyS[i]!);
 
   return {
@@ -252,8 +255,8 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
       links: scenario.links.map((link, i) => ({
         link: link.label,
         bytesPerIteration: linkLoadsTotal[i]!,
-        pipelineBytesPerMicrobatch: ppLoads[i]!.bytes,
-        gradientSyncBytes: dp.crossLoads[i]!.bytes,
+        pipelineBytesPerMicrobatch: busierDirectionBytes(ppLoads[i]!),
+        gradientSyncBytes: busierDirectionBytes(dp.crossLoads[i]!),
         busyS: linkBusy[i]!,
         utilization: linkBusy[i]! / iterationTimeS,
       })),
