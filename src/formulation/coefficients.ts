@@ -231,14 +231,18 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
   const usable = c.layouts.some((l) => l.fittingMicrobatches.some((m) => m >= k));
   const widest = Math.max(0, ...c.siteIncidentBytesPerS);
   if (usable && c.siteIncidentBytesPerS.length > 1 && widest > 0 && c.dp > 1) {
+    // Every stage has an in-site ring over at least ceil(dp / sites) replicas somewhere; the stage
+    // that spans also pays the cross-site phase.
     let leastSpanExposure = Infinity;
+    let inSiteExposure = 0;
     c.stages.forEach((_, j) => {
       const windowB = Math.max(...c.layouts.map((l) => l.backwardWindowS[j]!));
       const windowF = Math.max(...c.layouts.map((l) => l.forwardWindowS[j]!));
       const sync = c.intraSyncSpreadS[j]! + c.crossGradientBytes[j]! / widest + 2 * c.minLinkLatencyS;
       leastSpanExposure = Math.min(leastSpanExposure, exposedSyncS(c, sync, windowB, windowF));
+      inSiteExposure = Math.max(inSiteExposure, exposedSyncS(c, c.intraSyncSpreadS[j]!, windowB, windowF));
     });
-    spanning = pipelineBoundS + leastSpanExposure;
+    spanning = pipelineBoundS + Math.max(leastSpanExposure, inSiteExposure);
   }
   return Math.min(oneLayout, spanning) + c.optimizerS;
 }

@@ -25,7 +25,6 @@ export interface ExhaustiveResult {
 export function exhaustiveSearch(scenario: Scenario, restriction: SpaceRestriction, timeLimitS = Infinity): ExhaustiveResult {
   const started = Date.now();
   const deadline = started + timeLimitS * 1000;
-  const networkCombos = networkCombinations(scenario, restriction);
   let best: { plan: PlanSpec; evaluation: Evaluation } | undefined;
   let plansEvaluated = 0;
   let complete = true;
@@ -55,8 +54,7 @@ export function exhaustiveSearch(scenario: Scenario, restriction: SpaceRestricti
         // Settings of a link that carries nothing cannot change the plan's time: enumerate only the loaded links.
         const base = evaluateLayout(scenario, layOutPlan(scenario, plan));
         const loaded = base.predicted.links.map((l) => l.bytesPerIteration > 0);
-        const combos = networkCombos.filter((combo) => !combo || combo.every((setting, i) => loaded[i] || isDefault(setting)));
-        for (const network of combos) {
+        for (const network of networkCombinations(scenario, restriction, loaded)) {
           const withNetwork: PlanSpec = { ...plan, network };
           const evaluation = evaluateLayout(scenario, layOutPlan(scenario, withNetwork));
           plansEvaluated++;
@@ -84,15 +82,23 @@ export function exhaustiveSearch(scenario: Scenario, restriction: SpaceRestricti
   return { plan: best?.plan, evaluation: best?.evaluation, plansEvaluated, timeS: (Date.now() - started) / 1000, complete };
 }
 
-/** Every combination of per-link settings (just the defaults when the space fixes them). */
-function networkCombinations(scenario: Scenario, restriction: SpaceRestriction): (LinkSettingsSpec[] | undefined)[] {
-  if (restriction.defaultNetworkOnly || scenario.links.length === 0) return [undefined];
-  let combos: LinkSettingsSpec[][] = [[]];
-  for (const link of scenario.links) {
-    const options = linkSettingOptions(scenario, [scenario.sites[link.siteA]!.name, scenario.sites[link.siteB]!.name]);
-    combos = combos.flatMap((combo) => options.map((option) => [...combo, option]));
+/**
+ * Every combination of per-link settings, generated lazily (odometer order): each loaded link
+ * takes every option, unloaded links keep the defaults. Just the defaults when the space fixes them.
+ */
+function* networkCombinations(scenario: Scenario, restriction: SpaceRestriction, loaded: readonly boolean[]): Generator<LinkSettingsSpec[] | undefined> {
+  if (restriction.defaultNetworkOnly || scenario.links.length === 0) { yield undefined; return; }
+  const options = scenario.links.map((link, i) => {
+    const all = linkSettingOptions(scenario, [scenario.sites[link.siteA]!.name, scenario.sites[link.siteB]!.name]);
+    return loaded[i] ? all : all.filter(isDefault);
+  });
+  const digits = options.map(() => 0);
+  for (;;) {
+    yield digits.map((d, i) => options[i]![d]!);
+    let i = 0;
+    while (i < digits.length && ++digits[i]! === options[i]!.length) digits[i++] = 0;
+    if (i === digits.length) return;
   }
-  return combos;
 }
 
 const isDefault = (s: LinkSettingsSpec): boolean =>
