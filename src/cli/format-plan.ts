@@ -24,8 +24,8 @@ export function formatPlanResult(scenario: Scenario, result: PlanResult): string
   const lines: string[] = [];
   const solver = result.solver;
   const how = `${solver.engine}; ${solver.timeS.toFixed(2)} s; ${solver.mipsSolved} MIPs, ${solver.pruned} of ${solver.candidates} candidates pruned by bounds${solver.timedOut ? '; stopped at the time limit' : ''}`;
-  if (result.status === 'infeasible' || !result.plan || !result.evaluation) {
-    lines.push(`No plan fits ${scenario.name}.`);
+  if (!result.plan || !result.evaluation) {
+    lines.push(result.status === 'infeasible' ? `No plan fits ${scenario.name}.` : `No plan found for ${scenario.name} (not proven infeasible).`);
     for (const reason of result.reasons) lines.push(`  - ${reason}`);
     lines.push(`Solver: ${how}`);
     return lines.join('\n');

@@ -76,7 +76,7 @@ export function enumerateConfigs(scenario: Scenario, restriction: SpaceRestricti
 /**
  * Replica layouts for `pp` stages: whole replicas on one site, and replicas split once between
  * two directly linked sites (stages before the cut on the first). Cuts: every stage boundary
- * up to 16 stages, else 15 evenly spaced boundaries.
+ * up to 8 stages, else 7 evenly spaced boundaries.
  */
 export function replicaLayouts(scenario: Scenario, pp: number, restriction: SpaceRestriction): ReplicaLayout[] {
   const layouts: ReplicaLayout[] = [];
@@ -101,11 +101,11 @@ export function replicaLayouts(scenario: Scenario, pp: number, restriction: Spac
   return layouts;
 }
 
-/** Stage boundaries where a split layout may cut a pp-stage pipeline. */
+/** Stage boundaries where a split layout may cut a pp-stage pipeline: every one up to 8 stages, else 7 evenly spaced. */
 export function cutPositions(pp: number): number[] {
-  if (pp <= 16) return Array.from({ length: pp - 1 }, (_, i) => i + 1);
+  if (pp <= 8) return Array.from({ length: pp - 1 }, (_, i) => i + 1);
   const cuts = new Set<number>();
-  for (let i = 1; i < 16; i++) cuts.add(Math.round((i * pp) / 16));
+  for (let i = 1; i < 8; i++) cuts.add(Math.round((i * pp) / 8));
   return [...cuts].filter((c) => c > 0 && c < pp).sort((a, b) => a - b);
 }
 

@@ -37,7 +37,11 @@ export interface BaselineResult {
 }
 
 export interface PlanResult {
-  readonly status: 'optimal' | 'feasible' | 'infeasible';
+  /**
+   * optimal: gap within the target; feasible: a plan, gap above the target; infeasible: proven
+   * that no plan in the space fits; unknown: no plan found before the time limit, not proven infeasible.
+   */
+  readonly status: 'optimal' | 'feasible' | 'infeasible' | 'unknown';
   readonly plan?: PlanSpec;
   readonly evaluation?: Evaluation;
   readonly bound: Bound;

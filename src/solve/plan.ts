@@ -48,6 +48,11 @@ export async function plan(scenario: Scenario, options: PlanOptions = {}): Promi
   try {
     const main = await searchPlans(scenario, { timeLimitS: timeLimitS * mainShare, gap, backends, restriction: FULL_SPACE, onProgress: options.onProgress, backendGraceS: options.backendGraceS, heuristicSeeds: options.heuristicSeeds });
     if (!main.plan || !main.evaluation) {
+      // Infeasible only when every candidate's bound is infinite; otherwise the search ran out of time.
+      if (Number.isFinite(main.bound.lowerBoundS)) {
+        const reason = `no plan found within the time limit of ${timeLimitS} s; not proven infeasible (every plan would take at least ${main.bound.lowerBoundS.toFixed(3)} s): raise --time-limit`;
+        return { status: 'unknown', bound: main.bound, solver: main.solver, reasons: [reason, ...main.reasons], baselines: [] };
+      }
       return { status: 'infeasible', bound: main.bound, solver: main.solver, reasons: main.reasons, baselines: [] };
     }
     const evaluation = recheckPlan(scenario, main.plan, main.evaluation);

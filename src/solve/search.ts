@@ -98,13 +98,20 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   }
   for (const seed of options.seedPlans ?? []) if (planInSpace(seed, options.restriction)) consider(seed, 'seed');
   // A first incumbent from the greedy heuristic on the most promising candidates.
+  // Seeds: the best candidates first; if none of them gives a plan, keep going down the list
+  // (within a fifth of the time) so that large scenarios start with an incumbent.
   const seeded = new Map<number, ConfigCoefficients>();
-  candidates.slice(0, options.heuristicSeeds ?? HEURISTIC_SEEDS).forEach((candidate, i) => {
+  const seeds = options.heuristicSeeds ?? HEURISTIC_SEEDS;
+  const seedDeadline = started + options.timeLimitS * 200;
+  for (let i = 0; i < candidates.length && seeds > 0; i++) {
+    if (i >= seeds && (incumbent || Date.now() >= seedDeadline)) break;
+    const candidate = candidates[i]!;
+    if (!Number.isFinite(candidate.quickBoundS)) break;
     const coefficients = candidate.coefficients();
-    seeded.set(i, coefficients);
+    if (i < seeds) seeded.set(i, coefficients);
     const groups = greedyPlacement(scenario, coefficients);
     if (groups) consider(toPlan(candidate.config, scenario, groups.map(asGroup)), 'heuristic');
-  });
+  }
 
   let index = 0;
   for (; index < candidates.length; index++) {
@@ -125,7 +132,9 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     const remainingS = Math.max(0.05, Math.min(leftS, Math.max(0.25, leftS / 5)));
     // No MIP start: measured, a greedy start made HiGHS slower on these models (1.1 s vs 0.55 s).
     const stopAt = incumbent ? incumbent.evaluation.predicted.iterationTimeS * (1 - options.gap) : undefined;
-    const solved = await solveWithFallbacks(placement, options, { timeLimitS: remainingS, stopWhenBoundAtLeast: stopAt }, faults, fallbacksUsed, faultCounts);
+    // HiGHS's callbacks keep the progress display alive during a long MIP.
+    const heartbeat = options.onProgress ? () => report(index) : undefined;
+    const solved = await solveWithFallbacks(placement, options, { timeLimitS: remainingS, stopWhenBoundAtLeast: stopAt, onProgress: heartbeat }, faults, fallbacksUsed, faultCounts);
     mipsSolved++;
     if (!solved || !solved.solution.values) {
       // Every backend failed or found nothing: keep the closed-form bound, and try the heuristic here.
@@ -171,7 +180,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
 async function solveWithFallbacks(
   placement: PlacementMip,
   options: SearchOptions,
-  limits: { timeLimitS: number; start?: MipSolveOptions['start']; stopWhenBoundAtLeast?: number },
+  limits: { timeLimitS: number; stopWhenBoundAtLeast?: number; onProgress?: MipSolveOptions['onProgress'] },
   faults: string[],
   fallbacksUsed: Set<string>,
   faultCounts: Map<MipBackend, number>,

@@ -26,7 +26,7 @@ export async function runPlan(args: PlanArgs, output: Output, progressStream?: N
   });
   if (progressStream?.isTTY && !args.quiet && !args.json) progressStream.write('\r\x1b[K');
   output.out(args.json ? JSON.stringify(planResultJson(result), null, 2) : formatPlanResult(scenario, result));
-  return result.status === 'infeasible' ? EXIT.noPlanFits : EXIT.ok;
+  return result.plan ? EXIT.ok : EXIT.noPlanFits;
 }
 
 /** Live progress on a terminal once a solve runs past a second. */
