@@ -82,11 +82,14 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
       incumbent = { plan: result.plan, evaluation: result.evaluation, engine };
     }
   };
-  const currentBound = (upTo: number) => Math.min(Infinity, ...bounds.slice(0, upTo + 1), ...(upTo + 1 < bounds.length ? [bounds[upTo + 1]!] : []));
-  const report = (index: number) => {
-    if (!options.onProgress || !incumbent) return;
+  // bounds[i] is candidate i's best proven bound so far (its quick bound until it is visited).
+  const globalBound = () => bounds.reduce((least, b) => Math.min(least, b), Infinity);
+  let lastReport = 0;
+  const report = () => {
+    if (!options.onProgress || !incumbent || Date.now() - lastReport < 200) return;
+    lastReport = Date.now();
     const incumbentS = incumbent.evaluation.predicted.iterationTimeS;
-    const boundS = Math.min(currentBound(index), incumbentS);
+    const boundS = Math.min(globalBound(), incumbentS);
     options.onProgress({ incumbentS, boundS, gap: (incumbentS - boundS) / incumbentS, elapsedS: (Date.now() - started) / 1000 });
   };
 
@@ -133,7 +136,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     // No MIP start: measured, a greedy start made HiGHS slower on these models (1.1 s vs 0.55 s).
     const stopAt = incumbent ? incumbent.evaluation.predicted.iterationTimeS * (1 - options.gap) : undefined;
     // HiGHS's callbacks keep the progress display alive during a long MIP.
-    const heartbeat = options.onProgress ? () => report(index) : undefined;
+    const heartbeat = options.onProgress ? () => report() : undefined;
     const solved = await solveWithFallbacks(placement, options, { timeLimitS: remainingS, stopWhenBoundAtLeast: stopAt, onProgress: heartbeat }, faults, fallbacksUsed, faultCounts);
     mipsSolved++;
     if (!solved || !solved.solution.values) {
@@ -151,11 +154,11 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
       checkMipPlan(scenario, placement, solution.values, solution.boundProven ? solution.dualBound - placement.tieBreakAllowanceS : -Infinity, evaluation, coefficients.sendBytes);
       consider(plan, engine, evaluation);
     }
-    report(index);
+    report();
   }
   if (index < candidates.length && !timedOut && Date.now() >= deadline) timedOut = true;
 
-  const lowerBoundS = Math.min(...bounds);
+  const lowerBoundS = globalBound();
   const time = incumbent?.evaluation.predicted.iterationTimeS;
   const gap = time === undefined ? Infinity : Math.max(0, (time - Math.min(lowerBoundS, time)) / time);
   if (candidates.length === 0) tally(reasons, 'no configuration in the search space fits the sites (tp x cp x pp larger than every site, or no valid degree)');
