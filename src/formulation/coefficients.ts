@@ -59,6 +59,8 @@ export interface ConfigCoefficients {
   readonly podGpus: readonly number[];
   /** Usable bytes/s of all links touching each site. */
   readonly siteIncidentBytesPerS: readonly number[];
+  /** Usable bytes/s of the fastest single link touching each site (one ring hop leaves over one link). */
+  readonly siteWidestLinkBytesPerS: readonly number[];
   /** Ring all-reduce time of stage j's gradients over `replicas` x cp ranks at a site, with or without pod oversubscription. */
   readonly ringS: (stage: number, site: number, replicas: number, spansPods: boolean) => number;
   /** Largest in-site ring time of each stage (all dp replicas, pods spilled, slowest site), an upper bound for big-M terms. */
@@ -179,6 +181,9 @@ export function computeCoefficients(
     crossGradientBytes: gradBytesPerGpu.map((g) => config.tp * g * compression),
     podGpus: scenario.sites.map((site) => (site.podOversubscription > 1 ? site.podGpus : Infinity)),
     intraSyncSpreadS: gradBytesPerGpu.map((g) => ringLowerBound(g, Math.ceil(dp / siteCount) * config.cp)),
+    siteWidestLinkBytesPerS: scenario.sites.map((site) => Math.max(0, ...scenario.links
+      .filter((l) => l.siteA === site.index || l.siteB === site.index)
+      .map((l) => l.bandwidthBytesPerS * CALIBRATION.crossSiteLinkEfficiency))),
     siteIncidentBytesPerS: scenario.sites.map((site) => scenario.links
       .filter((l) => l.siteA === site.index || l.siteB === site.index)
       .reduce((sum, l) => sum + l.bandwidthBytesPerS * CALIBRATION.crossSiteLinkEfficiency, 0)),
@@ -229,7 +234,8 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
   let spanning = Infinity;
   // Some replica runs at least k microbatches, so some layout must fit k or more in memory.
   const usable = c.layouts.some((l) => l.fittingMicrobatches.some((m) => m >= k));
-  const widest = Math.max(0, ...c.siteIncidentBytesPerS);
+  // A spanning stage's ring hop leaves its site over one link: the fastest single link bounds it.
+  const widest = Math.max(0, ...c.siteWidestLinkBytesPerS);
   if (usable && c.siteIncidentBytesPerS.length > 1 && widest > 0 && c.dp > 1) {
     // Every stage has an in-site ring over at least ceil(dp / sites) replicas somewhere; the stage
     // that spans also pays the cross-site phase.

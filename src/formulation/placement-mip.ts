@@ -201,7 +201,10 @@ function addHostingRows(cols: Columns, scenario: Scenario, c: ConfigCoefficients
   return { spans, participates };
 }
 
-/** F10: C >= each site's outgoing cross-site gradient bytes over the bandwidth of its links, seconds. */
+/**
+ * F10: C >= each site's outgoing cross-site gradient bytes over the bandwidth of all its links,
+ * and >= each class's bytes over the site's fastest single link, seconds.
+ */
 function addCrossSiteSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoefficients, classes: readonly number[][], participates: readonly number[][]) {
   const { b } = cols;
   const incident = c.siteIncidentBytesPerS;
@@ -218,6 +221,12 @@ function addCrossSiteSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoeffi
       terms.push([participates[ci]![s]!, -bytes / incident[s]!]);
     });
     b.addRow(`cross_site_sync[${site.name}]`, terms, 0, Infinity);
+    // Each class's ring hop out of the site travels one route, whose first link is one of the site's links.
+    const widest = c.siteWidestLinkBytesPerS[s]!;
+    classes.forEach((cls, ci) => {
+      const bytes = cls.reduce((sum, j) => sum + c.crossGradientBytes[j]!, 0);
+      b.addRow(`cross_site_sync_one_link[class${ci},${site.name}]`, [[column, 1], [participates[ci]![s]!, -bytes / widest]], 0, Infinity);
+    });
   });
   return { column, maxS };
 }
