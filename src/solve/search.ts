@@ -116,6 +116,15 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     if (groups) consider(toPlan(candidate.config, scenario, groups.map(asGroup)), 'heuristic');
   }
 
+  /** Decodes a MIP solution, checks it against the cost model, and keeps it if it is the best. */
+  const adoptMipPlan = (coefficients: ConfigCoefficients, placement: PlacementMip, solution: MipSolution, engine: string) => {
+    const plan = decodePlan(scenario, coefficients, placement, solution.values!);
+    const evaluation = evaluateLayout(scenario, layOutPlan(scenario, plan));
+    checkMipPlan(scenario, placement, solution.values!, solution.boundProven ? solution.dualBound - placement.tieBreakAllowanceS : -Infinity, evaluation, coefficients.sendBytes);
+    consider(plan, engine, evaluation);
+  };
+  const solvedMips: { index: number; coefficients: ConfigCoefficients; placement: PlacementMip }[] = [];
+
   let index = 0;
   for (; index < candidates.length; index++) {
     const candidate = candidates[index]!;
@@ -148,15 +157,31 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     const { solution, engine } = solved;
     if (solution.status === 'infeasible') { bounds[index] = Infinity; tally(reasons, 'no placement fits the GPUs and the batch'); continue; }
     if (solution.boundProven && Number.isFinite(solution.dualBound)) bounds[index] = Math.max(bounds[index]!, solution.dualBound - placement.tieBreakAllowanceS);
-    if (solution.values) {
-      const plan = decodePlan(scenario, coefficients, placement, solution.values);
-      const evaluation = evaluateLayout(scenario, layOutPlan(scenario, plan));
-      checkMipPlan(scenario, placement, solution.values, solution.boundProven ? solution.dualBound - placement.tieBreakAllowanceS : -Infinity, evaluation, coefficients.sendBytes);
-      consider(plan, engine, evaluation);
-    }
+    if (solution.values) adoptMipPlan(coefficients, placement, solution, engine);
+    solvedMips.push({ index, coefficients, placement });
     report();
   }
   if (index < candidates.length && !timedOut && Date.now() >= deadline) timedOut = true;
+
+  // Second pass with the time left: the MIPs stopped at the target gap on their own objective,
+  // which slightly underestimates the cost model; re-solve the candidates that hold the global
+  // bound down, four times tighter, until the gap closes or time runs out.
+  const gapNow = () => (incumbent ? (incumbent.evaluation.predicted.iterationTimeS - globalBound()) / incumbent.evaluation.predicted.iterationTimeS : Infinity);
+  for (const entry of [...solvedMips].sort((a, b) => bounds[a.index]! - bounds[b.index]!)) {
+    if (timedOut || gapNow() <= options.gap || Date.now() >= deadline) break;
+    const threshold = incumbent!.evaluation.predicted.iterationTimeS * (1 - options.gap);
+    if (bounds[entry.index]! >= threshold) continue;
+    const solved = await solveWithFallbacks(entry.placement, { ...options, gap: options.gap / 4 },
+      { timeLimitS: Math.max(0.05, (deadline - Date.now()) / 1000), stopWhenBoundAtLeast: threshold }, faults, fallbacksUsed, faultCounts);
+    if (!solved) continue;
+    const { solution, engine } = solved;
+    if (solution.status === 'infeasible') { bounds[entry.index] = Infinity; continue; }
+    if (solution.boundProven && Number.isFinite(solution.dualBound)) {
+      bounds[entry.index] = Math.max(bounds[entry.index]!, solution.dualBound - entry.placement.tieBreakAllowanceS);
+    }
+    if (solution.values) adoptMipPlan(entry.coefficients, entry.placement, solution, engine);
+    report();
+  }
 
   const lowerBoundS = globalBound();
   const time = incumbent?.evaluation.predicted.iterationTimeS;
