@@ -96,7 +96,7 @@ export class HighsWorkerBackend implements MipBackend {
       worker.on('error', onError);
       worker.on('exit', onExit);
       worker.postMessage({ request: {
-        mip, timeLimitS: options.timeLimitS, relativeGap: options.relativeGap, start: options.start, stopWhenBoundAtLeast: options.stopWhenBoundAtLeast,
+        mip, timeLimitS: options.timeLimitS, relativeGap: options.relativeGap, stopWhenBoundAtLeast: options.stopWhenBoundAtLeast,
       } });
     });
   }

@@ -9,8 +9,6 @@ export interface MipSolveOptions {
   readonly timeLimitS: number;
   /** Stop when (incumbent - bound) / incumbent is at most this. */
   readonly relativeGap: number;
-  /** A (partial) starting solution for backends that take one. */
-  readonly start?: { readonly indices: readonly number[]; readonly values: readonly number[] };
   /** The caller no longer needs a solution once the dual bound reaches this. */
   readonly stopWhenBoundAtLeast?: number;
   /** Called with the incumbent objective and dual bound as the search goes (HiGHS callbacks). */
