@@ -2,14 +2,20 @@
  * Coarse grid search for the cost model's calibrated constants against every row of
  * fixtures/calibration at once (one constant set for all rows). Prints the best sets; the
  * chosen values are then written by hand into src/model/calibration-constants.ts.
- * Run: npm run build && node dist/scripts/fit-calibration.js
+ * Run: npm run build && node dist/scripts/fit-calibration.js [--hold-out <row id prefix>]
+ * With --hold-out, the rows whose id starts with the prefix are left out of the fit and the
+ * best set's errors on them are printed: a check that the constants are not fitted to the rows.
  */
 import * as path from 'path';
 import { calibrate, median, type CalibrationRow } from '../src/calibration/calibration-table';
 import { CALIBRATION } from '../src/model/calibration-constants';
 import { readJsonArrays } from '../src/io/files';
 
-const rows = readJsonArrays(path.join(__dirname, '..', '..', 'fixtures', 'calibration')) as CalibrationRow[];
+const allRows = readJsonArrays(path.join(__dirname, '..', '..', 'fixtures', 'calibration')) as CalibrationRow[];
+const holdOutFlag = process.argv.indexOf('--hold-out');
+const holdOut = holdOutFlag >= 0 ? process.argv[holdOutFlag + 1]! : undefined;
+const rows = holdOut ? allRows.filter((r) => !r.id.startsWith(holdOut)) : allRows;
+const heldOut = holdOut ? allRows.filter((r) => r.id.startsWith(holdOut)) : [];
 const grid: Record<string, number[]> = {
   matmulPeakEfficiency: [0.68, 0.72, 0.76, 0.8],
   matmulHalfRows: [32, 64, 128, 256],
@@ -37,4 +43,9 @@ const choose = (i: number, values: number[]): void => {
 choose(0, []);
 for (const b of best) {
   console.log(`median ${(100 * b.med).toFixed(1)}% max ${(100 * b.max).toFixed(1)}%  ${keys.map((k, i) => `${k}=${b.values[i]}`).join(' ')}`);
+}
+if (heldOut.length > 0) {
+  keys.forEach((key, k) => { mutable[key] = best[0]!.values[k]!; });
+  const errors = heldOut.map((row) => Math.abs(calibrate(row).relativeError));
+  console.log(`held out ${holdOut}* (${heldOut.length} rows), with the best set fitted on the other ${rows.length}: median ${(100 * median(errors)).toFixed(1)}%, largest ${(100 * Math.max(...errors)).toFixed(1)}%`);
 }
