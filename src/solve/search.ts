@@ -223,7 +223,12 @@ async function solveWithFallbacks(
       const raw = await withHardLimit(backend.name, backend.solve(placement.mip, { ...limits, relativeGap: options.gap }), limits.timeLimitS + (options.backendGraceS ?? HARD_LIMIT_GRACE_S));
       const solution = checkSolution(backend.name, placement.mip, raw);
       if (solution.boundProven) bestBound = Math.max(bestBound, solution.dualBound);
-      if (solution.status === 'no-solution') { faults.push(`${backend.name}: no solution within the limit`); continue; }
+      if (solution.status === 'no-solution') {
+        // Stopped because its bound reached the pruning threshold: an answer, not a fault.
+        if (limits.stopWhenBoundAtLeast !== undefined && solution.boundProven && solution.dualBound >= limits.stopWhenBoundAtLeast) return { solution, engine: backend.name };
+        faults.push(`${backend.name}: no solution within the limit`);
+        continue;
+      }
       return { solution: { ...solution, dualBound: Math.max(bestBound, solution.boundProven ? solution.dualBound : -Infinity), boundProven: solution.boundProven || bestBound > -Infinity }, engine: backend.name };
     } catch (error) {
       // Anything a backend throws is its fault: record it and fall back.
