@@ -82,6 +82,14 @@ export function microbatchCounts(totalMicrobatches: number, dp: number): number[
   return divisors(totalMicrobatches).filter((k) => k >= even / 4 && k <= even * 4 && k <= totalMicrobatches - (dp - 1));
 }
 
+/**
+ * The fewest microbatches the busiest replica can run: replicas average M/dp, so one runs at
+ * least that many, and replica counts come from {@link microbatchCounts}. Infinity when none fits.
+ */
+export function busiestReplicaMicrobatches(totalMicrobatches: number, dp: number): number {
+  return microbatchCounts(totalMicrobatches, dp).find((k) => k >= totalMicrobatches / dp) ?? Infinity;
+}
+
 /** The plan fields of a configuration with a data-parallel degree (no placement). */
 export const configPlan = (config: ParallelConfig, dp: number): PlanSpec => ({ ...config, dp });
 
@@ -215,7 +223,8 @@ export function exposedSyncS(c: ConfigCoefficients, syncS: number, backwardWindo
  * phase (the candidate's quick bound).
  */
 export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): number {
-  const k = Math.ceil(c.totalMicrobatches / c.dp);
+  const k = busiestReplicaMicrobatches(c.totalMicrobatches, c.dp);
+  if (!Number.isFinite(k)) return Infinity;
   let oneLayout = Infinity;
   for (const layout of c.layouts) {
     if (!layout.fittingMicrobatches.some((m) => m >= k) || layout.maxReplicas < c.dp) continue;

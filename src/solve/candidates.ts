@@ -3,7 +3,7 @@
  * cheap lower bound, so the planner can visit them best-first and prune the rest
  * (docs/formulation.md §4).
  */
-import { computeCoefficients, maxReplicas, siteStageTimes, type ConfigCoefficients } from '../formulation/coefficients';
+import { busiestReplicaMicrobatches, computeCoefficients, maxReplicas, siteStageTimes, type ConfigCoefficients } from '../formulation/coefficients';
 import { dataParallelDegrees, enumerateConfigs, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../formulation/search-space';
 import { stageMemory } from '../model/memory';
 import { pipelinePhaseS } from '../model/pipeline';
@@ -13,8 +13,8 @@ export interface Candidate {
   readonly config: ParallelConfig;
   readonly dp: number;
   /**
-   * Valid for every placement of (config, dp): some replica runs ceil(M/dp) microbatches at the
-   * fastest per-stage speeds, and all replicas together cannot process microbatches faster than
+   * Valid for every placement of (config, dp): some replica runs at least the smallest allowed
+   * microbatch count >= M/dp at the fastest per-stage speeds, and all replicas together cannot process microbatches faster than
    * the fastest sites' stage slots allow.
    */
   readonly quickBoundS: number;
@@ -64,7 +64,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
     const largestMemoryGiB = Math.max(...[...usableSites].map((s) => scenario.sites[s]!.gpu.memoryGiB));
     for (const dp of dataParallelDegrees(totalMicrobatches, replicas)) {
       if ((dp * config.cp) % config.ep !== 0) continue; // experts are sharded over data-parallel ranks
-      const k = Math.ceil(totalMicrobatches / dp);
+      const k = busiestReplicaMicrobatches(totalMicrobatches, dp);
       // A stage that does not fit the largest GPU even with one microbatch in flight rules (config, dp) out.
       const plan = { ...config, dp };
       const needGiB = Math.max(...times.stages.map((stage) => stageMemory(scenario, plan, stage, 1).totalGiB));
