@@ -261,3 +261,43 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
   }
   return Math.min(oneLayout, spanning) + c.optimizerS;
 }
+
+/**
+ * Capacity bound (docs/formulation.md §4): if every replica finishes by T, a replica with layout
+ * l runs at most kmax_l(T) microbatches (the largest fitting k with k x slowest step + bubble +
+ * fill latency + optimizer <= T). Spreading each replica's microbatches over its GPUs, a GPU at
+ * site s carries at most v_s(T) = max over layouts touching s of kmax_l(T) / (GPUs per replica),
+ * so dp replicas carry at most the fractional knapsack of the sites' GPUs by v_s. The least
+ * breakpoint T at which that reaches M bounds every placement's iteration time.
+ */
+export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly number[]): number {
+  const gpusPerReplica = c.config.tp * c.config.cp * c.config.pp;
+  const fixedS = (l: LayoutCoefficients) => l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS;
+  const breakpoints = [...new Set(c.layouts.flatMap((l) => l.fittingMicrobatches.map((k) => k * l.maxStepS + fixedS(l))))].sort((a, b) => a - b);
+  const carried = (T: number): number => {
+    const perGpu = siteGpus.map(() => 0);
+    for (const l of c.layouts) {
+      let kmax = 0;
+      for (const k of l.fittingMicrobatches) if (k * l.maxStepS + fixedS(l) <= T * (1 + 1e-12)) kmax = Math.max(kmax, k);
+      if (kmax === 0) continue;
+      for (const site of l.gpusPerSite.keys()) perGpu[site] = Math.max(perGpu[site]!, kmax / gpusPerReplica);
+    }
+    let gpusLeft = c.dp * gpusPerReplica;
+    let total = 0;
+    for (const site of siteGpus.map((_, s) => s).sort((a, b) => perGpu[b]! - perGpu[a]!)) {
+      const used = Math.min(gpusLeft, siteGpus[site]!);
+      total += used * perGpu[site]!;
+      gpusLeft -= used;
+    }
+    return total;
+  };
+  let lo = 0;
+  let hi = breakpoints.length - 1;
+  if (hi < 0 || carried(breakpoints[hi]!) < c.totalMicrobatches * (1 - 1e-12)) return Infinity;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (carried(breakpoints[mid]!) >= c.totalMicrobatches * (1 - 1e-12)) hi = mid;
+    else lo = mid + 1;
+  }
+  return breakpoints[lo]!;
+}

@@ -3,7 +3,7 @@
  * by lower bounds (docs/formulation.md §4). Returns the best plan found, checked by the cost
  * model, and a bound valid for every plan in the space.
  */
-import { outerLowerBound, type ConfigCoefficients } from '../formulation/coefficients';
+import { capacityLowerBound, outerLowerBound, type ConfigCoefficients } from '../formulation/coefficients';
 import { buildPlacementMip, type PlacementMip } from '../formulation/placement-mip';
 import { planInSpace, toPlan, type SpaceRestriction } from '../formulation/search-space';
 import { evaluateLayout, type Evaluation } from '../model/evaluate';
@@ -133,7 +133,8 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     if (Date.now() >= deadline) { timedOut = true; break; }
     const coefficients = seeded.get(index) ?? candidate.coefficients();
     seeded.delete(index);
-    const refined = Math.max(candidate.quickBoundS, outerLowerBound(coefficients, candidate.quickBoundS));
+    const refined = Math.max(candidate.quickBoundS, outerLowerBound(coefficients, candidate.quickBoundS),
+      capacityLowerBound(coefficients, scenario.sites.map((site) => site.gpus)));
     if (!Number.isFinite(refined)) { bounds[index] = Infinity; tally(reasons, 'no replica layout fits in GPU memory'); continue; }
     bounds[index] = Math.max(bounds[index]!, refined);
     if (refined >= threshold) { pruned++; continue; }
