@@ -8,7 +8,7 @@ import { CALIBRATION } from '../model/calibration-constants';
 import { routeLatencyS } from '../model/cross-site';
 import { stageMemory, stageParams } from '../model/memory';
 import { allReduceS, tierForGroup } from '../model/network';
-import { chainCrossings, pipelinePhaseS } from '../model/pipeline';
+import { chainCrossings, exposedSyncS, pipelinePhaseS } from '../model/pipeline';
 import { balancedLayers, buildStages, type StageLayout } from '../model/placement';
 import type { PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
@@ -170,6 +170,10 @@ export function computeCoefficients(
   const ringLowerBound = (bytes: number, ranks: number) =>
     Math.min(...scenario.sites.map((site) => allReduceS(bytes, ranks, tierForGroup(site, ranks * config.tp, false))));
   const siteCount = scenario.sites.length;
+  // Usable bytes/s of each link at its best, and of the links touching each site.
+  const linkBytesPerS = scenario.links.map((link) => link.bandwidthBytesPerS * CALIBRATION.crossSiteLinkEfficiency);
+  const siteLinkBytesPerS = scenario.sites.map((site) =>
+    scenario.links.filter((l) => l.siteA === site.index || l.siteB === site.index).map((l) => linkBytesPerS[l.index]!));
   const optimizerS = Math.max(...stages.map((stage) => {
     const params = stageParams(scenario, plan, stage);
     const shards = config.zero >= 1 ? dp * config.cp : 1;
@@ -185,16 +189,12 @@ export function computeCoefficients(
     stages,
     layouts: layoutCoefficients,
     sendBytes: config.microBatchSeqs * scenario.training.seqLen * scenario.model.hidden * BF16_BYTES,
-    linkBytesPerS: scenario.links.map((link) => link.bandwidthBytesPerS * CALIBRATION.crossSiteLinkEfficiency),
+    linkBytesPerS,
     crossGradientBytes: gradBytesPerGpu.map((g) => config.tp * g * compression),
     podGpus: scenario.sites.map((site) => (site.podOversubscription > 1 ? site.podGpus : Infinity)),
     intraSyncSpreadS: gradBytesPerGpu.map((g) => ringLowerBound(g, Math.ceil(dp / siteCount) * config.cp)),
-    siteWidestLinkBytesPerS: scenario.sites.map((site) => Math.max(0, ...scenario.links
-      .filter((l) => l.siteA === site.index || l.siteB === site.index)
-      .map((l) => l.bandwidthBytesPerS * CALIBRATION.crossSiteLinkEfficiency))),
-    siteIncidentBytesPerS: scenario.sites.map((site) => scenario.links
-      .filter((l) => l.siteA === site.index || l.siteB === site.index)
-      .reduce((sum, l) => sum + l.bandwidthBytesPerS * CALIBRATION.crossSiteLinkEfficiency, 0)),
+    siteWidestLinkBytesPerS: siteLinkBytesPerS.map((links) => Math.max(0, ...links)),
+    siteIncidentBytesPerS: siteLinkBytesPerS.map((links) => links.reduce((sum, bw) => sum + bw, 0)),
     ringS: (stage, site, replicas, spansPods) =>
       allReduceS(gradBytesPerGpu[stage]!, replicas * config.cp, tierForGroup(scenario.sites[site]!, replicas * config.cp * config.tp, spansPods)),
     ringMaxS: gradBytesPerGpu.map((g) => Math.max(...scenario.sites.map((site) => allReduceS(g, dp * config.cp, tierForGroup(site, dp * config.cp * config.tp, true))))),
@@ -204,15 +204,9 @@ export function computeCoefficients(
   };
 }
 
-/**
- * Exposed gradient sync of a stage, as the cost model computes it, for a given sync time and
- * compute windows (non-decreasing in the sync time, so a lower bound in gives a lower bound out).
- */
-export function exposedSyncS(c: ConfigCoefficients, syncS: number, backwardWindowS: number, forwardWindowS: number): number {
-  if (!c.overlapDp) return syncS;
-  if (c.config.zero === 0) return Math.max(0, syncS - backwardWindowS);
-  return Math.max(0, syncS / 2 - backwardWindowS) + Math.max(0, syncS / 2 - forwardWindowS);
-}
+/** The cost model's exposed sync for this candidate's ZeRO stage and overlap setting. */
+const exposureOf = (c: ConfigCoefficients, syncS: number, backwardWindowS: number, forwardWindowS: number): number =>
+  exposedSyncS(c.config, c.overlapDp, syncS, backwardWindowS, forwardWindowS);
 
 /**
  * A lower bound on the iteration time of every placement of (config, dp) (docs/formulation.md
@@ -236,7 +230,7 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
       // Every replica here: stage j's ring has all dp replicas at its site, past a pod if they overflow one.
       const site = layout.layout.stageSite[j]!;
       const ring = c.ringS(j, site, c.dp, c.dp * layout.gpusPerSite.get(site)! > c.podGpus[site]!);
-      exposed = Math.max(exposed, exposedSyncS(c, ring, layout.backwardWindowS[j]!, layout.forwardWindowS[j]!));
+      exposed = Math.max(exposed, exposureOf(c, ring, layout.backwardWindowS[j]!, layout.forwardWindowS[j]!));
     });
     oneLayout = Math.min(oneLayout, pipeline + exposed);
   }
@@ -254,8 +248,8 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
       const windowB = Math.max(...c.layouts.map((l) => l.backwardWindowS[j]!));
       const windowF = Math.max(...c.layouts.map((l) => l.forwardWindowS[j]!));
       const sync = c.intraSyncSpreadS[j]! + c.crossGradientBytes[j]! / widest + 2 * c.minLinkLatencyS;
-      leastSpanExposure = Math.min(leastSpanExposure, exposedSyncS(c, sync, windowB, windowF));
-      inSiteExposure = Math.max(inSiteExposure, exposedSyncS(c, c.intraSyncSpreadS[j]!, windowB, windowF));
+      leastSpanExposure = Math.min(leastSpanExposure, exposureOf(c, sync, windowB, windowF));
+      inSiteExposure = Math.max(inSiteExposure, exposureOf(c, c.intraSyncSpreadS[j]!, windowB, windowF));
     });
     spanning = pipelineBoundS + Math.max(leastSpanExposure, inSiteExposure);
   }

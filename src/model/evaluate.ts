@@ -6,7 +6,7 @@
 import { CALIBRATION } from './calibration-constants';
 import { addRouteLoad, busierDirectionBytes, emptyLoads, linkBusyS, linkSettings, ringHops, routeLatencyS, type LinkLoad } from './cross-site';
 import { reduceScatterS, tierForGroup } from './network';
-import { chainCrossings, pipelinePhaseS } from './pipeline';
+import { chainCrossings, exposedSyncS, pipelinePhaseS } from './pipeline';
 import { layOutPlan, type PlanLayout, type ReplicaGroupLayout } from './placement';
 import type { PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
@@ -167,10 +167,7 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
   let dpCrossShare = 0;
   stages.forEach((_, stage) => {
     const sync = dp.syncS[stage]!;
-    let exposed: number;
-    if (!scenario.training.overlap.dataParallel) exposed = sync;
-    else if (plan.zero === 0) exposed = Math.max(0, sync - windows.backwardS[stage]!);
-    else exposed = Math.max(0, sync / 2 - windows.backwardS[stage]!) + Math.max(0, sync / 2 - windows.forwardS[stage]!);
+    const exposed = exposedSyncS(plan, scenario.training.overlap.dataParallel, sync, windows.backwardS[stage]!, windows.forwardS[stage]!);
     if (exposed > dpExposedS) {
       dpExposedS = exposed;
       dpCrossShare = sync > 0 ? dp.crossS / sync : 0;

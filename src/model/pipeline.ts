@@ -39,3 +39,15 @@ export function pipelinePhaseS(stepS: readonly number[], microbatches: number, p
   for (const s of stepS) { sum += s; max = Math.max(max, s); }
   return { steadyS: microbatches * max, bubbleS: (sum - max) * bubbleFactor(plan) };
 }
+
+/**
+ * Gradient sync left exposed after a stage's compute (docs/cost-model.md §3): all of it without
+ * overlap; with ZeRO-0 what the backward window cannot hide; with ZeRO >= 1 the reduce-scatter
+ * half against the backward window and the all-gather half against the forward window.
+ * Non-decreasing in the sync time, so the planner's bounds can call it with lower bounds.
+ */
+export function exposedSyncS(plan: Pick<PlanSpec, 'zero'>, overlap: boolean, syncS: number, backwardWindowS: number, forwardWindowS: number): number {
+  if (!overlap) return syncS;
+  if (plan.zero === 0) return Math.max(0, syncS - backwardWindowS);
+  return Math.max(0, syncS / 2 - backwardWindowS) + Math.max(0, syncS / 2 - forwardWindowS);
+}

@@ -199,7 +199,8 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
       faults,
       candidates: candidates.length,
       mipsSolved,
-      pruned: pruned + Math.max(0, candidates.length - index),
+      // Candidates after the break are pruned by the sorted quick bound; after a timeout they were never visited.
+      pruned: pruned + (timedOut ? 0 : Math.max(0, candidates.length - index)),
       timedOut,
     },
     reasons: [...reasons.entries()].map(([reason, count]) => `${reason} (${count} of ${candidates.length} configurations)`),
