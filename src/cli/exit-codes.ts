@@ -5,7 +5,7 @@ export const EXIT = {
   internalError: 1,
   /** Invalid input or usage. */
   invalidInput: 2,
-  /** The scenario is valid but no plan fits (used by `plan`). */
+  /** The scenario is valid but no plan fits (`plan`, `diagnose`). */
   noPlanFits: 3,
 } as const;
 

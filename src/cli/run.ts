@@ -4,6 +4,7 @@
  */
 import yargs from 'yargs';
 import { ScenarioValidationError } from '../model/validation-error';
+import { runDiagnose } from './commands/diagnose';
 import { runEvaluate } from './commands/evaluate';
 import { runPlan } from './commands/plan';
 import { runValidate } from './commands/validate';
@@ -44,16 +45,29 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('gap', { type: 'number', default: 0.01, describe: 'Stop when (plan - bound) / plan is at most this' })
         .option('exhaustive', { type: 'boolean', default: false, describe: 'Enumerate the search space plan by plan instead (reference; slow)' })
         .option('quiet', { type: 'boolean', default: false, describe: 'No live progress' })
+        .option('diagnose', { type: 'boolean', default: true, describe: 'When no plan fits, find the conflicting requirements and the smallest fixes (--no-diagnose skips it)' })
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
           if (!(a.gap >= 0 && a.gap < 1)) throw new UsageError('--gap must be in [0, 1)');
           return true;
         }),
       async (args) => {
-        code = await runPlan({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'], gap: args.gap, exhaustive: args.exhaustive, quiet: args.quiet }, output, output === processOutput ? process.stderr : undefined);
+        code = await runPlan({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'], gap: args.gap, exhaustive: args.exhaustive, quiet: args.quiet, diagnose: args.diagnose }, output, output === processOutput ? process.stderr : undefined);
       },
     )
-    .demandCommand(1, 'name a command: validate, evaluate or plan')
+    .command(
+      'diagnose <scenario>',
+      'Why no plan fits and the smallest change that makes one fit; for a plannable scenario, what binds and what relaxing it buys',
+      (y) => y.positional('scenario', { type: 'string', demandOption: true, describe: 'Scenario JSON file' })
+        .option('json', { type: 'boolean', default: false, describe: 'Print JSON' })
+        .option('time-limit', { type: 'number', default: 3, describe: 'Seconds for each re-solve' })
+        .check((a) => {
+          if (!(a['time-limit'] > 0 && a['time-limit'] <= 3600)) throw new UsageError('--time-limit must be a number of seconds in (0, 3600]');
+          return true;
+        }),
+      async (args) => { code = await runDiagnose({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'] }, output); },
+    )
+    .demandCommand(1, 'name a command: validate, evaluate, plan or diagnose')
     .strict()
     .help()
     .version()

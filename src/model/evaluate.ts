@@ -80,6 +80,8 @@ export interface Prediction {
 
 export interface Evaluation {
   readonly fits: boolean;
+  /** Fits GPU memory, GPU counts and the batch (fits may still be false for training.maxIterationTimeS). */
+  readonly fitsResources: boolean;
   /** Readable reasons the plan does not fit, empty when it does. */
   readonly violations: readonly string[];
   readonly predicted: Prediction;
@@ -216,6 +218,11 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
     });
   }
   violations.push(...memoryViolations.values());
+  const fitsResources = violations.length === 0;
+  const deadlineS = scenario.training.maxIterationTimeS;
+  if (deadlineS !== undefined && iterationTimeS > deadlineS) {
+    violations.push(`iteration takes ${iterationTimeS.toFixed(3)} s, over training.maxIterationTimeS ${deadlineS}`);
+  }
 
   const gpusUsed = usedPerSite.reduce((a, b) => a + b, 0);
   const gpusTotal = scenario.sites.reduce((a, site) => a + site.gpus, 0);
@@ -229,6 +236,7 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
 
   return {
     fits: violations.length === 0,
+    fitsResources,
     violations,
     predicted: {
       iterationTimeS,

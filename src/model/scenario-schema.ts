@@ -44,6 +44,8 @@ export const modelSchema = z.strictObject({
 export const trainingSchema = z.strictObject({
   seqLen: positiveInt('tokens per sequence'),
   globalBatchSeqs: positiveInt('sequences per iteration'),
+  maxIterationTimeS: positiveNumber('seconds', 1e7).optional()
+    .describe('Required: a plan slower than this does not fit (a throughput target; makes link bandwidth a hard requirement).'),
   precision: z.enum(['bf16', 'fp8']).default('bf16').describe('Matmul precision; weights/grads/optimizer stay mixed-precision Adam.'),
   flashAttention: z.boolean().default(true).describe('Fused attention kernel: no score matrix stored, causal half computed.'),
   overlap: z.strictObject({

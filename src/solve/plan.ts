@@ -48,8 +48,10 @@ export async function plan(scenario: Scenario, options: PlanOptions = {}): Promi
   try {
     const main = await searchPlans(scenario, { timeLimitS: timeLimitS * mainShare, gap, backends, restriction: FULL_SPACE, onProgress: options.onProgress, backendGraceS: options.backendGraceS, heuristicSeeds: options.heuristicSeeds });
     if (!main.plan || !main.evaluation) {
-      // Infeasible only when every candidate's bound is infinite; otherwise the search ran out of time.
-      if (Number.isFinite(main.bound.lowerBoundS)) {
+      // Infeasible only when every candidate's bound is infinite or past the required iteration
+      // time; otherwise the search ran out of time.
+      const deadlineS = scenario.training.maxIterationTimeS ?? Infinity;
+      if (Number.isFinite(main.bound.lowerBoundS) && main.bound.lowerBoundS <= deadlineS) {
         const reason = `no plan found within the time limit of ${timeLimitS} s; not proven infeasible (every plan would take at least ${main.bound.lowerBoundS.toFixed(3)} s): raise --time-limit`;
         return { status: 'unknown', bound: main.bound, solver: main.solver, reasons: [reason, ...main.reasons], baselines: [] };
       }

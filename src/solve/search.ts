@@ -27,6 +27,8 @@ export interface SearchOptions {
   readonly backendGraceS?: number;
   /** Candidates the greedy heuristic seeds the incumbent from (default 20). */
   readonly heuristicSeeds?: number;
+  /** Feasibility mode: stop at the first plan that fits (diagnosis re-solves). */
+  readonly stopAtFirstFit?: boolean;
   /** Plans to consider first (ignored unless they lie in the restricted space). */
   readonly seedPlans?: readonly PlanSpec[];
   readonly onProgress?: (progress: { readonly incumbentS: number; readonly boundS: number; readonly gap: number; readonly elapsedS: number }) => void;
@@ -107,6 +109,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   const seeds = options.heuristicSeeds ?? HEURISTIC_SEEDS;
   const seedDeadline = started + options.timeLimitS * 200;
   for (let i = 0; i < candidates.length && seeds > 0; i++) {
+    if (options.stopAtFirstFit && incumbent) break;
     if (i >= seeds && (incumbent || Date.now() >= seedDeadline)) break;
     const candidate = candidates[i]!;
     if (!Number.isFinite(candidate.quickBoundS)) break;
@@ -124,7 +127,10 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     consider(plan, engine, evaluation);
   };
   const solvedMips: { index: number; coefficients: ConfigCoefficients; placement: PlacementMip }[] = [];
-  const threshold = () => (incumbent ? incumbent.evaluation.predicted.iterationTimeS * (1 - options.gap) : Infinity);
+  // A candidate is pruned once its bound reaches the threshold: the incumbent less the target gap,
+  // or the scenario's required iteration time (training.maxIterationTimeS), whichever is less.
+  const deadlineS = (scenario.training.maxIterationTimeS ?? Infinity) * (1 + 1e-9);
+  const threshold = () => Math.min(deadlineS, incumbent ? incumbent.evaluation.predicted.iterationTimeS * (1 - options.gap) : Infinity);
 
   // Refine phase: the refined bound of every candidate the quick bound cannot prune (closed
   // form, milliseconds each), so MIPs run in refined-bound order and most candidates never need one.
@@ -133,6 +139,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   for (; index < candidates.length; index++) {
     const candidate = candidates[index]!;
     if (candidate.quickBoundS >= threshold()) break; // sorted: every later candidate is pruned too
+    if (options.stopAtFirstFit && incumbent) break;
     if (Date.now() >= deadline) { timedOut = true; break; }
     const coefficients = seeded.get(index) ?? candidate.coefficients();
     seeded.delete(index);
@@ -156,6 +163,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     const candidate = candidates[i]!;
     const coefficients = refinedCoefficients.get(i)!;
     refinedCoefficients.delete(i);
+    if (options.stopAtFirstFit && incumbent) break;
     if (bounds[i]! >= threshold()) { pruned++; continue; }
     if (Date.now() >= deadline) { timedOut = true; break; }
     const placement = buildPlacementMip(scenario, coefficients, bounds[i]!);
@@ -164,7 +172,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     const leftS = (deadline - Date.now()) / 1000;
     const remainingS = Math.max(0.05, Math.min(leftS, Math.max(0.25, leftS / 5)));
     // No MIP start: measured, a greedy start made HiGHS slower on these models (1.1 s vs 0.55 s).
-    const stopAt = incumbent ? threshold() : undefined;
+    const stopAt = Number.isFinite(threshold()) ? threshold() : undefined;
     // HiGHS's callbacks keep the progress display alive during a long MIP.
     const heartbeat = options.onProgress ? () => report() : undefined;
     const solved = await solveWithFallbacks(placement, options, { timeLimitS: remainingS, stopWhenBoundAtLeast: stopAt, onProgress: heartbeat }, faults, fallbacksUsed, faultCounts);
@@ -182,14 +190,14 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     solvedMips.push({ index: i, coefficients, placement });
     report();
   }
-  if (!timedOut && refinedCoefficients.size > 0) timedOut = true;
+  if (!timedOut && refinedCoefficients.size > 0 && !(options.stopAtFirstFit && incumbent)) timedOut = true;
 
   // Second pass with the time left: the MIPs stopped at the target gap on their own objective,
   // which slightly underestimates the cost model; re-solve the candidates that hold the global
   // bound down, four times tighter, until the gap closes or time runs out.
   const gapNow = () => (incumbent ? (incumbent.evaluation.predicted.iterationTimeS - globalBound()) / incumbent.evaluation.predicted.iterationTimeS : Infinity);
   for (const entry of [...solvedMips].sort((a, b) => bounds[a.index]! - bounds[b.index]!)) {
-    if (timedOut || gapNow() <= options.gap || Date.now() >= deadline) break;
+    if (timedOut || (options.stopAtFirstFit && incumbent) || gapNow() <= options.gap || Date.now() >= deadline) break;
     const stopAt = threshold();
     if (bounds[entry.index]! >= stopAt) continue;
     const solved = await solveWithFallbacks(entry.placement, { ...options, gap: options.gap / 4 },
@@ -207,6 +215,9 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   const lowerBoundS = globalBound();
   const time = incumbent?.evaluation.predicted.iterationTimeS;
   const gap = time === undefined ? Infinity : Math.max(0, (time - Math.min(lowerBoundS, time)) / time);
+  if (!incumbent && Number.isFinite(lowerBoundS) && lowerBoundS >= deadlineS) {
+    reasons.set(`every plan takes at least ${lowerBoundS.toFixed(3)} s, over training.maxIterationTimeS ${scenario.training.maxIterationTimeS}`, candidates.length);
+  }
   if (candidates.length === 0) tally(reasons, 'no configuration in the search space fits the sites (tp x cp x pp larger than every site, or no valid degree)');
   return {
     plan: incumbent?.plan,

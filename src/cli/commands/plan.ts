@@ -5,7 +5,9 @@ import { exhaustiveSearch } from '../../solve/exhaustive';
 import { recheckPlan } from '../../solve/independent-check';
 import { plan } from '../../solve/plan';
 import type { PlanResult } from '../../solve/plan-result';
+import { diagnose, type Diagnosis } from '../../diagnose/diagnose';
 import { EXIT, type Output } from '../exit-codes';
+import { diagnosisJson, formatDiagnosis } from '../format-diagnosis';
 import { formatPlanResult, planResultJson } from '../format-plan';
 
 export interface PlanArgs {
@@ -15,6 +17,8 @@ export interface PlanArgs {
   readonly gap: number;
   readonly exhaustive: boolean;
   readonly quiet: boolean;
+  /** Diagnose why when no plan fits (default true). */
+  readonly diagnose?: boolean;
 }
 
 export async function runPlan(args: PlanArgs, output: Output, progressStream?: NodeJS.WriteStream): Promise<number> {
@@ -25,7 +29,16 @@ export async function runPlan(args: PlanArgs, output: Output, progressStream?: N
     onProgress: progressStream && !args.quiet && !args.json ? progressPrinter(progressStream) : undefined,
   });
   if (progressStream?.isTTY && !args.quiet && !args.json) progressStream.write('\r\x1b[K');
-  output.out(args.json ? JSON.stringify(planResultJson(result), null, 2) : formatPlanResult(scenario, result));
+  // "No plan fits" comes with the minimal conflicting requirements and the smallest fixes.
+  let diagnosis: Diagnosis | undefined;
+  if (result.status === 'infeasible' && (args.diagnose ?? true)) diagnosis = await diagnose(scenario, { reSolveTimeLimitS: Math.min(3, args.timeLimit / 3) });
+  if (args.json) {
+    output.out(JSON.stringify({ ...planResultJson(result), ...(diagnosis ? { diagnosis: diagnosisJson(diagnosis) } : {}) }, null, 2));
+  } else {
+    output.out(formatPlanResult(scenario, result) + (diagnosis ? `
+
+${formatDiagnosis(scenario.name, diagnosis)}` : ''));
+  }
   return result.plan ? EXIT.ok : EXIT.noPlanFits;
 }
 
