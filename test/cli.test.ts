@@ -158,6 +158,11 @@ describe('scaleacross plan', () => {
     for (const part of ['Plan (', 'Bound: every plan in the search space takes at least', 'Breakdown', 'Baselines', 'production', 'Solver:']) {
       expect(result.out).toContain(part);
     }
+    // Compact site map: both sites with GPU counts, the link with Gb/s and utilisation; a schedule line.
+    expect(result.out).toMatch(/^ {2}\[a: 8 x H100-SXM, \d+ used \| (stages? [\d, -]+ x \d+ replicas?|idle)/m);
+    expect(result.out).toMatch(/^ {2}\[b: 8 x H100-SXM, /m);
+    expect(result.out).toMatch(/^ {2}a <==\[ 200 Gb\/s, RTT 4\.00 ms, [\d.]+% busy \]==> b$/m);
+    expect(result.out).toMatch(/^Schedule: (gpipe|1f1b|interleaved|zb-h1).*microbatch.*bubble [\d.]+%, cross-site [\d.]+% of the iteration$/m);
   });
 
   it('exits 3 with reasons when no plan fits', async () => {

@@ -7,6 +7,8 @@ export const EXIT = {
   invalidInput: 2,
   /** The scenario is valid but no plan fits (`plan`, `diagnose`). */
   noPlanFits: 3,
+  /** `export`: the framework cannot express the plan faithfully (the errors say why). */
+  exportUnfaithful: 4,
 } as const;
 
 /** Wrong command-line usage (unknown flag, missing argument). */

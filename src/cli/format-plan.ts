@@ -2,6 +2,7 @@
 import type { Scenario } from '../index';
 import type { PlanResult } from '../solve/plan-result';
 import { formatEvaluation } from './format-evaluation';
+import { formatScheduleSummary, formatSiteMap } from './format-site-map';
 
 /** The JSON printed by `plan --json`; `plan` is accepted verbatim by `evaluate --plan`. */
 export function planResultJson(result: PlanResult) {
@@ -37,6 +38,9 @@ export function formatPlanResult(scenario: Scenario, result: PlanResult): string
   }
   const bound = result.bound;
   lines.push(`Bound: every plan in the search space takes at least ${seconds(bound.lowerBoundS)}; gap ${(100 * bound.gap).toFixed(2)}%${bound.proven ? ' (proven)' : ' (not proven)'}`);
+  lines.push(formatScheduleSummary(p, result.evaluation));
+  lines.push('');
+  lines.push(formatSiteMap(scenario, result.evaluation));
   lines.push('');
   lines.push(formatEvaluation(scenario, result.evaluation));
   if (result.plan.network && result.plan.network.length > 0) {

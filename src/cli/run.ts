@@ -6,7 +6,9 @@ import yargs from 'yargs';
 import { ScenarioValidationError } from '../model/validation-error';
 import { runDiagnose } from './commands/diagnose';
 import { runEvaluate } from './commands/evaluate';
+import { runExport } from './commands/export';
 import { runPlan } from './commands/plan';
+import { runReport } from './commands/report';
 import { runValidate } from './commands/validate';
 import { EXIT, UsageError, type Output } from './exit-codes';
 
@@ -67,7 +69,32 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         }),
       async (args) => { code = await runDiagnose({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'] }, output); },
     )
-    .demandCommand(1, 'name a command: validate, evaluate, plan or diagnose')
+    .command(
+      'report <scenario>',
+      'Write a self-contained HTML report: plan, bound, breakdown, pipeline timeline, site map, memory',
+      (y) => y.positional('scenario', { type: 'string', demandOption: true, describe: 'Scenario JSON file' })
+        .option('plan', { type: 'string', describe: 'Plan JSON file (or the --json output of plan) to evaluate instead of searching' })
+        .option('html', { type: 'string', demandOption: true, describe: 'HTML file to write' })
+        .option('baselines', { type: 'boolean', default: false, describe: 'With --plan: also search the baselines' })
+        .option('time-limit', { type: 'number', default: 10, describe: 'Seconds for the search (without --plan, or with --baselines)' })
+        .check((a) => {
+          if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
+          return true;
+        }),
+      async (args) => {
+        code = await runReport({ scenario: args.scenario, plan: args.plan, html: args.html, timeLimit: args['time-limit'], baselines: args.baselines }, output);
+      },
+    )
+    .command(
+      'export <plan>',
+      'Print launch settings for Megatron-LM or torchtitan, with the rank-to-site map',
+      (y) => y.positional('plan', { type: 'string', demandOption: true, describe: 'Plan JSON file (or the --json output of plan)' })
+        .option('scenario', { type: 'string', demandOption: true, describe: 'Scenario JSON file the plan is for' })
+        .option('format', { choices: ['megatron', 'torchtitan'] as const, demandOption: true, describe: 'Framework' })
+        .option('json', { type: 'boolean', default: false, describe: 'Print JSON (settings, rank map, warnings)' }),
+      (args) => { code = runExport({ plan: args.plan, scenario: args.scenario, format: args.format, json: args.json }, output); },
+    )
+    .demandCommand(1, 'name a command: validate, evaluate, plan, diagnose, report or export')
     .strict()
     .help()
     .version()

@@ -50,3 +50,27 @@ export function readJsonArrays(folder: string): unknown[] {
     return Array.isArray(value) ? value : [value];
   });
 }
+
+/** Writes a text file; a failure is a {@link ScenarioValidationError} naming the file. */
+export function writeTextFile(file: string, text: string): void {
+  try {
+    fs.writeFileSync(file, text);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ScenarioValidationError([{ path: '', message: `cannot be written (${code === 'ENOENT' ? 'no such folder' : code ?? 'unknown error'})` }], file);
+  }
+}
+
+/**
+ * Reads a plan file: a plan object, or the `--json` output of `plan` (its `.plan` is taken).
+ * Returns the plan and the JSON path prefix for errors.
+ */
+export function readPlanFile(file: string): { readonly plan: unknown; readonly pathPrefix: string } {
+  const value = readJsonFile(file);
+  if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'plan' in value && 'status' in value) {
+    const plan = (value as { plan: unknown }).plan;
+    if (plan === null) throw new ScenarioValidationError([{ path: 'plan', message: 'is null: this plan result found no plan' }], file);
+    return { plan, pathPrefix: 'plan' };
+  }
+  return { plan: value, pathPrefix: 'plan' };
+}

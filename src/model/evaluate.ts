@@ -133,34 +133,19 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
   const dp = dataParallelSync(scenario, layout, replicasOfStageAtSite, usedPerSite, settings);
 
   // Pipeline phase per replica group, with cross-site stage boundaries as link stages.
-  const ppLoads = emptyLoads(scenario);
-  const sendBytes = plan.microBatchSeqs * scenario.training.seqLen * scenario.model.hidden * BF16_BYTES;
-  const crossings = groups.map((group) => chainCrossings(group.stageSite, plan.virtualStages));
-  groups.forEach((group, g) => {
-    for (const hop of crossings[g]!) addRouteLoad(scenario, ppLoads, hop.from, hop.to, group.replicas * sendBytes, group.replicas * gpusPerReplicaStage, true);
-  });
-  const ppLinkStepS = linkBusyS(scenario, settings, ppLoads);
   const zero3Exposed = (stage: number, site: number): number =>
     plan.zero >= 3 ? Math.max(0, 1.5 * dp.syncS[stage]! - (timeOf(stage, site).totalS)) : 0;
-
-  let critical = { timeS: -1, group: 0, bottleneckStage: 0, linkExcessS: 0, bubbleS: 0, fillCrossS: 0, microbatches: 0 };
-  groups.forEach((group, g) => {
-    const stepS = group.stageSite.map((site, stage) => timeOf(stage, site).totalS + zero3Exposed(stage, site));
-    const max = Math.max(...stepS);
-    const bottleneck = stepS.indexOf(max);
-    let linkStep = 0;
-    let fillCrossS = 0;
-    for (const hop of crossings[g]!) {
-      const hopStep = Math.max(...scenario.routes[hop.from]![hop.to]!.map((link) => ppLinkStepS[link]!));
-      linkStep = Math.max(linkStep, hopStep);
-      fillCrossS += 2 * (routeLatencyS(scenario, hop.from, hop.to) + hopStep);
-    }
-    const m = group.microbatches;
-    const { steadyS, bubbleS } = pipelinePhaseS(stepS, m, plan);
-    const linkExcessS = Math.max(0, linkStep - max);
-    const timeS = steadyS + m * linkExcessS + bubbleS + fillCrossS;
-    if (timeS > critical.timeS) critical = { timeS, group: g, bottleneckStage: bottleneck, linkExcessS, bubbleS, fillCrossS, microbatches: m };
-  });
+  const { pipelines, ppLoads, ppLinkStepS } = modelGroupPipelines(scenario, layout, settings, timeOf, zero3Exposed);
+  const criticalIndex = pipelines.reduce((best, p, g) => (p.phaseS > pipelines[best]!.phaseS ? g : best), 0);
+  const criticalPipeline = pipelines[criticalIndex]!;
+  const critical = {
+    group: criticalIndex,
+    bottleneckStage: criticalPipeline.bottleneckStage,
+    linkExcessS: criticalPipeline.linkExcessS,
+    bubbleS: criticalPipeline.bubbleS,
+    fillCrossS: criticalPipeline.fillCrossS,
+    microbatches: criticalPipeline.microbatches,
+  };
 
   // Gradient sync exposed after the pipeline drains, per stage; the worst stage sets the iteration.
   const criticalGroup = groups[critical.group]!;
@@ -350,4 +335,106 @@ function dataParallelSync(
     : 0;
   const syncS = stages.map((_, j) => intraS[j]! + (siteSets[j]!.length > 1 ? crossS : 0));
   return { syncS, crossS, crossLoads, crossBusyS };
+}
+
+/** A cross-site boundary on one replica's chain of virtual stages. */
+export interface ChainHop {
+  /** Virtual stage q sends to q + 1 (q = chunk * pp + stage). */
+  readonly virtualStage: number;
+  readonly fromSite: number;
+  readonly toSite: number;
+  /** Links on the route, in the direction travelled. */
+  readonly links: readonly number[];
+  /** One-way latency of the route, seconds. */
+  readonly latencyS: number;
+  /** Seconds the busiest link on the route needs per microbatch step (all replicas of all groups sending at once). */
+  readonly stepS: number;
+}
+
+/** The pipeline phase of one replica group as the cost model sees it (docs/cost-model.md §5). */
+export interface GroupPipeline {
+  readonly group: number;
+  readonly replicas: number;
+  readonly microbatches: number;
+  readonly stageSite: readonly number[];
+  /** Per-microbatch times of each stage on its site. */
+  readonly stageTimes: readonly StageTime[];
+  /** Each stage's step: its total time plus exposed ZeRO-3 gathers. */
+  readonly stepS: readonly number[];
+  readonly hops: readonly ChainHop[];
+  readonly bottleneckStage: number;
+  readonly steadyS: number;
+  readonly bubbleS: number;
+  /** Per microbatch: how much the slowest link step exceeds the slowest stage. */
+  readonly linkExcessS: number;
+  /** Latency and one transfer of every crossing, on fill and on drain. */
+  readonly fillCrossS: number;
+  /** steady + m x link excess + bubble + fill/drain crossings. */
+  readonly phaseS: number;
+}
+
+/** Per replica group pipeline timing of a laid-out plan, and the index of the slowest (critical) group. */
+export function groupPipelines(scenario: Scenario, layout: PlanLayout): { readonly pipelines: readonly GroupPipeline[]; readonly criticalGroup: number } {
+  const { plan, stages, groups } = layout;
+  const usedPerSite = scenario.sites.map(() => 0);
+  const replicasOfStageAtSite = stages.map(() => scenario.sites.map(() => 0));
+  for (const group of groups) {
+    group.stageSite.forEach((site, stage) => {
+      usedPerSite[site]! += group.replicas * plan.tp * plan.cp;
+      replicasOfStageAtSite[stage]![site]! += group.replicas;
+    });
+  }
+  const timeOf = (stage: number, site: number): StageTime => stageTime(scenario, plan, stages[stage]!, scenario.sites[site]!, usedPerSite[site]!);
+  const settings = linkSettings(scenario, plan);
+  const dp = dataParallelSync(scenario, layout, replicasOfStageAtSite, usedPerSite, settings);
+  const zero3Exposed = (stage: number, site: number): number =>
+    plan.zero >= 3 ? Math.max(0, 1.5 * dp.syncS[stage]! - (timeOf(stage, site).totalS)) : 0;
+  const { pipelines } = modelGroupPipelines(scenario, layout, settings, timeOf, zero3Exposed);
+  const criticalGroup = pipelines.reduce((best, p, g) => (p.phaseS > pipelines[best]!.phaseS ? g : best), 0);
+  return { pipelines, criticalGroup };
+}
+
+function modelGroupPipelines(
+  scenario: Scenario,
+  layout: PlanLayout,
+  settings: ReturnType<typeof linkSettings>,
+  timeOf: (stage: number, site: number) => StageTime,
+  zero3Exposed: (stage: number, site: number) => number,
+) {
+  const { plan, groups } = layout;
+  const gpusPerReplicaStage = plan.tp * plan.cp;
+  const ppLoads = emptyLoads(scenario);
+  const sendBytes = plan.microBatchSeqs * scenario.training.seqLen * scenario.model.hidden * BF16_BYTES;
+  const crossings = groups.map((group) => chainCrossings(group.stageSite, plan.virtualStages));
+  groups.forEach((group, g) => {
+    for (const hop of crossings[g]!) addRouteLoad(scenario, ppLoads, hop.from, hop.to, group.replicas * sendBytes, group.replicas * gpusPerReplicaStage, true);
+  });
+  const ppLinkStepS = linkBusyS(scenario, settings, ppLoads);
+  const pipelines: GroupPipeline[] = groups.map((group, g) => {
+    const stageTimes = group.stageSite.map((site, stage) => timeOf(stage, site));
+    const stepS = group.stageSite.map((site, stage) => stageTimes[stage]!.totalS + zero3Exposed(stage, site));
+    const max = Math.max(...stepS);
+    const bottleneckStage = stepS.indexOf(max);
+    let linkStep = 0;
+    let fillCrossS = 0;
+    const hops: ChainHop[] = [];
+    const p = group.stageSite.length;
+    for (let q = 0; q + 1 < p * plan.virtualStages; q++) {
+      const from = group.stageSite[q % p]!;
+      const to = group.stageSite[(q + 1) % p]!;
+      if (from === to) continue;
+      const links = scenario.routes[from]![to]!;
+      const hopStep = Math.max(...links.map((link) => ppLinkStepS[link]!));
+      const latencyS = routeLatencyS(scenario, from, to);
+      hops.push({ virtualStage: q, fromSite: from, toSite: to, links, latencyS, stepS: hopStep });
+      linkStep = Math.max(linkStep, hopStep);
+      fillCrossS += 2 * (latencyS + hopStep);
+    }
+    const m = group.microbatches;
+    const { steadyS, bubbleS } = pipelinePhaseS(stepS, m, plan);
+    const linkExcessS = Math.max(0, linkStep - max);
+    const phaseS = steadyS + m * linkExcessS + bubbleS + fillCrossS;
+    return { group: g, replicas: group.replicas, microbatches: m, stageSite: group.stageSite, stageTimes, stepS, hops, bottleneckStage, steadyS, bubbleS, linkExcessS, fillCrossS, phaseS };
+  });
+  return { pipelines, ppLoads, ppLinkStepS };
 }

@@ -11,3 +11,4 @@ export const gbpsToBytesPerS = (gbps: number): number => (gbps * 1e9) / 8;
 export const gBpsToBytesPerS = (gBps: number): number => gBps * 1e9;
 export const tflopsToFlopPerS = (tflops: number): number => tflops * 1e12;
 export const bytesToGiB = (bytes: number): number => bytes / BYTES_PER_GIB;
+export const bytesPerSToGbps = (bytesPerS: number): number => (bytesPerS * 8) / 1e9;

@@ -1,0 +1,44 @@
+/** `scaleacross report <scenario.json> [--plan plan.json] --html report.html [--baselines] [--time-limit S]`. */
+import { loadScenario } from '../../index';
+import { readPlanFile, writeTextFile } from '../../io/files';
+import { ScenarioValidationError } from '../../model/validation-error';
+import { diagnose } from '../../diagnose/diagnose';
+import { diagnosisItems } from '../../report/diagnosis';
+import { htmlReport } from '../../report/html-report';
+import { reportFromGivenPlan, reportFromPlanResult, type ReportData } from '../../report/report-data';
+import { plan } from '../../solve/plan';
+import { EXIT, type Output } from '../exit-codes';
+
+export interface ReportArgs {
+  readonly scenario: string;
+  readonly plan?: string;
+  readonly html: string;
+  readonly timeLimit: number;
+  readonly baselines: boolean;
+}
+
+export async function runReport(args: ReportArgs, output: Output): Promise<number> {
+  const scenario = loadScenario(args.scenario);
+  let data: ReportData;
+  let code: number = EXIT.ok;
+  if (args.plan !== undefined) {
+    const given = readPlanFile(args.plan);
+    const baselines = args.baselines ? (await plan(scenario, { timeLimitS: args.timeLimit })).baselines : [];
+    try {
+      data = reportFromGivenPlan(scenario, given.plan, args.plan, baselines);
+    } catch (error) {
+      if (error instanceof ScenarioValidationError) throw error.withPrefix('', args.plan);
+      throw error;
+    }
+  } else {
+    const result = await plan(scenario, { timeLimitS: args.timeLimit });
+    // No plan: the diagnosis (minimal conflicting requirements, verified smallest fixes) replaces it.
+    const diagnosis = result.status === 'infeasible' ? await diagnose(scenario, { reSolveTimeLimitS: Math.min(3, args.timeLimit / 3) }) : undefined;
+    data = reportFromPlanResult(scenario, result, diagnosis?.status === 'infeasible' ? diagnosisItems(diagnosis) : undefined);
+    if (!result.plan) code = EXIT.noPlanFits;
+  }
+  writeTextFile(args.html, htmlReport(data));
+  const what = data.plan ? `plan ${data.origin.kind === 'given' ? 'evaluated' : 'found'}, ${data.evaluation!.predicted.iterationTimeS.toFixed(3)} s per iteration` : `no plan fits (${data.diagnosis.length} conflicting requirement(s))`;
+  output.out(`Wrote ${args.html}: ${what}.`);
+  return code;
+}

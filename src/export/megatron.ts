@@ -1,0 +1,128 @@
+/**
+ * Megatron-LM launch arguments for a plan (flag names as in megatron/training/arguments.py;
+ * the list checked by the tests is test/fixtures/megatron-flags.txt). Pure.
+ */
+import { evaluateLayout } from '../model/evaluate';
+import type { PlanLayout } from '../model/placement';
+import type { Scenario } from '../model/scenario';
+import { microbatchesPerReplica, networkNote } from './common';
+import type { ExportMessage, FrameworkExport } from './export-types';
+import { rankToSiteMap } from './rank-map';
+
+type Arg = readonly [flag: string, value?: string | number];
+
+export function exportMegatron(scenario: Scenario, layout: PlanLayout): FrameworkExport {
+  const { plan } = layout;
+  const { model, training } = scenario;
+  const messages: ExportMessage[] = [];
+  const args: Arg[] = [];
+  const m = microbatchesPerReplica(scenario, layout, messages);
+
+  args.push(['--num-layers', model.layers], ['--hidden-size', model.hidden], ['--ffn-hidden-size', model.ffnHidden], ['--num-attention-heads', model.heads]);
+  if (model.kvHeads < model.heads) args.push(['--group-query-attention'], ['--num-query-groups', model.kvHeads]);
+  if (model.moe) {
+    args.push(['--num-experts', model.moe.experts], ['--moe-router-topk', model.moe.topK], ['--moe-ffn-hidden-size', model.moe.expertFfnHidden]);
+    if (model.moe.sharedExperts > 0) args.push(['--moe-shared-expert-intermediate-size', model.moe.sharedExperts * model.moe.expertFfnHidden]);
+    if (model.moe.denseLayers > 0) args.push(['--moe-layer-freq', `([0]*${model.moe.denseLayers}+[1]*${model.layers - model.moe.denseLayers})`]);
+  }
+  args.push(['--seq-length', training.seqLen]);
+
+  args.push(['--tensor-model-parallel-size', plan.tp], ['--pipeline-model-parallel-size', plan.pp], ['--context-parallel-size', plan.cp]);
+  if (plan.ep > 1 || model.moe) args.push(['--expert-model-parallel-size', plan.ep]);
+  if (plan.tp > 1) args.push(['--sequence-parallel']);
+  args.push(...layerArgs(layout, messages));
+
+  switch (plan.schedule) {
+    case '1f1b':
+    case 'interleaved':
+      break;
+    case 'gpipe':
+      messages.push({ severity: 'warning', message: 'Megatron-LM has no GPipe schedule; it runs 1F1B, which the cost model times the same and which holds fewer microbatches in flight' });
+      break;
+    case 'zb-h1':
+      messages.push({ severity: 'error', message: 'Megatron-LM has no zero-bubble (ZB-H1) schedule; it would run 1F1B with three times the planned bubble' });
+      break;
+  }
+
+  args.push(['--micro-batch-size', plan.microBatchSeqs], ['--global-batch-size', training.globalBatchSeqs]);
+
+  if (plan.recompute === 'full') args.push(['--recompute-granularity', 'full'], ['--recompute-method', 'uniform'], ['--recompute-num-layers', 1]);
+  if (plan.recompute === 'selective') args.push(['--recompute-granularity', 'selective']);
+
+  switch (plan.zero) {
+    case 0:
+      messages.push({ severity: 'note', message: 'ZeRO-0: plain data parallelism, no --use-distributed-optimizer' });
+      break;
+    case 1:
+      args.push(['--use-distributed-optimizer']);
+      break;
+    case 2: {
+      args.push(['--use-distributed-optimizer']);
+      const asZero1 = evaluateLayout(scenario, { ...layout, plan: { ...plan, zero: 1 } });
+      const detail = 'Megatron-LM\'s distributed optimizer shards optimizer state but keeps a full gradient buffer per GPU (ZeRO-1 memory, not ZeRO-2)';
+      messages.push(asZero1.fits
+        ? { severity: 'warning', message: `${detail}; the plan still fits (peak ${asZero1.predicted.memoryGiBPerGpu.toFixed(1)} GiB per GPU)` }
+        : { severity: 'error', message: `${detail}; with it the plan does not fit: ${asZero1.violations[0]}` });
+      break;
+    }
+    case 3:
+      args.push(['--use-megatron-fsdp'], ['--data-parallel-sharding-strategy', 'optim_grads_params']);
+      messages.push({ severity: 'warning', message: 'ZeRO-3 maps to Megatron FSDP (--use-megatron-fsdp); check that your Megatron-LM version supports it together with pipeline parallelism' });
+      break;
+  }
+  if (training.overlap.dataParallel) {
+    args.push(['--overlap-grad-reduce']);
+    if (plan.zero === 1 || plan.zero === 2) args.push(['--overlap-param-gather']);
+  }
+  if (training.overlap.tensorParallel && plan.tp > 1) args.push(['--tp-comm-overlap']);
+  args.push(['--bf16']);
+  if (training.precision === 'fp8') args.push(['--fp8-format', 'hybrid']);
+
+  networkNote(layout, 'Megatron-LM', messages);
+  const rankMap = rankToSiteMap(scenario, layout, 'Megatron-LM default order tp-cp-ep-dp-pp');
+  for (const problem of rankMap.problems) messages.push({ severity: 'error', message: problem });
+  messages.push({ severity: 'note', message: `${m} microbatches per data-parallel rank per iteration (global batch / (dp x micro batch))` });
+
+  const text = args.map(([flag, value]) => (value === undefined ? flag : `${flag} ${shellQuote(String(value))}`)).join(' \\\n  ');
+  return { framework: 'megatron', text, keys: args.map(([flag]) => flag), rankMap, messages };
+}
+
+/** Layers per stage as Megatron's uneven first/last flags, or an error when they cannot express it. */
+function layerArgs(layout: PlanLayout, messages: ExportMessage[]): Arg[] {
+  const { plan, stages } = layout;
+  const p = plan.pp;
+  const v = plan.virtualStages;
+  const args: Arg[] = [];
+  if (v > 1) args.push(['--num-virtual-stages-per-pipeline-rank', v]);
+  if (p === 1) return args;
+  const layers = stages.map((s) => s.layers);
+  const total = layers.reduce((a, b) => a + b, 0);
+  // Megatron splits the chain of p*v virtual stages: the first and last may differ, the rest are equal (M layers each).
+  const middle = p >= 3 ? layers.slice(1, -1) : [];
+  let perVirtual: number;
+  if (middle.length > 0) {
+    if (middle.some((n) => n !== middle[0]) || middle[0]! % v !== 0) {
+      messages.push({ severity: 'error', message: `layers per stage ${layers.join(', ')} cannot be expressed with Megatron's first/last stage flags (the middle stages must hold equal whole chunks); --pipeline-model-parallel-layout can express any split` });
+      return args;
+    }
+    perVirtual = middle[0]! / v;
+  } else {
+    perVirtual = Math.floor(total / (p * v));
+  }
+  const first = layers[0]! - (v - 1) * perVirtual;
+  const last = layers[p - 1]! - (v - 1) * perVirtual;
+  if (first < 1 || last < 1) {
+    messages.push({ severity: 'error', message: `layers per stage ${layers.join(', ')} leave the first or last virtual stage empty under Megatron's split` });
+    return args;
+  }
+  if (first !== perVirtual) args.push(['--decoder-first-pipeline-num-layers', first]);
+  if (last !== perVirtual && (p > 2 || first === perVirtual)) args.push(['--decoder-last-pipeline-num-layers', last]);
+  if (v > 1 && (first !== perVirtual || last !== perVirtual)) {
+    messages.push({ severity: 'warning', message: `with ${v} virtual stages the first/last flags set the first and last virtual stage (${first} and ${last} layers, ${perVirtual} elsewhere); the plan's per-stage totals are the same, check the split your Megatron-LM version prints` });
+  }
+  return args;
+}
+
+function shellQuote(value: string): string {
+  return /^[\w.,+=:/-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,133 @@
+/**
+ * torchtitan job-config TOML for a plan (field names as in torchtitan/config/job_config.py and
+ * schedule names as in torch.distributed.pipelining's get_schedule_class; the list checked by
+ * the tests is test/fixtures/torchtitan-keys.txt). Pure.
+ */
+import type { PlanLayout } from '../model/placement';
+import type { Schedule } from '../model/plan-schema';
+import type { Scenario } from '../model/scenario';
+import { microbatchesPerReplica, networkNote } from './common';
+import type { ExportMessage, FrameworkExport } from './export-types';
+import { rankToSiteMap } from './rank-map';
+
+type TomlValue = string | number | boolean | readonly (readonly string[])[] | readonly string[];
+
+const SCHEDULE_NAMES: Record<Schedule, string> = { gpipe: 'GPipe', '1f1b': '1F1B', interleaved: 'Interleaved1F1B', 'zb-h1': '1F1B' };
+
+export function exportTorchtitan(scenario: Scenario, layout: PlanLayout): FrameworkExport {
+  const { plan } = layout;
+  const { training } = scenario;
+  const messages: ExportMessage[] = [];
+  const m = microbatchesPerReplica(scenario, layout, messages);
+  const sections: [string, [string, TomlValue][]][] = [];
+
+  const modelKeys: [string, TomlValue][] = [];
+  if (training.precision === 'fp8') modelKeys.push(['converters', ['float8']]);
+  if (modelKeys.length > 0) sections.push(['model', modelKeys]);
+
+  sections.push(['training', [
+    ['local_batch_size', plan.microBatchSeqs * m],
+    ['global_batch_size', training.globalBatchSeqs],
+    ['seq_len', training.seqLen],
+  ]]);
+
+  const parallelism: [string, TomlValue][] = [];
+  if (plan.zero === 0) {
+    parallelism.push(['data_parallel_replicate_degree', plan.dp], ['data_parallel_shard_degree', 1]);
+  } else {
+    parallelism.push(['data_parallel_replicate_degree', 1], ['data_parallel_shard_degree', plan.dp]);
+    if (plan.zero < 3) {
+      parallelism.push(['fsdp_reshard_after_forward', 'never']);
+      messages.push({ severity: 'warning', message: `torchtitan has no ZeRO-${plan.zero}; it shards data-parallel state with FSDP2 (weights too, so memory is at most the plan's), with fsdp_reshard_after_forward = "never" to gather weights once per iteration: parameter all-gathers the prediction does not include` });
+    }
+  }
+  parallelism.push(
+    ['tensor_parallel_degree', plan.tp],
+    ['context_parallel_degree', plan.cp],
+    ['expert_parallel_degree', plan.ep],
+    ['pipeline_parallel_degree', plan.pp],
+  );
+  if (plan.ep > 1) {
+    const shard = plan.zero === 0 ? 1 : plan.dp;
+    if (!(plan.cp <= plan.ep && plan.ep <= shard * plan.cp)) {
+      messages.push({ severity: 'error', message: `torchtitan needs context_parallel_degree <= expert_parallel_degree <= data_parallel_shard_degree x context_parallel_degree (${plan.cp} <= ${plan.ep} <= ${shard * plan.cp} fails)` });
+    }
+  }
+  if (plan.pp > 1) {
+    parallelism.push(['pipeline_parallel_schedule', SCHEDULE_NAMES[plan.schedule]], ['pipeline_parallel_microbatch_size', plan.microBatchSeqs]);
+    parallelism.push(...stageSplit(scenario, layout, messages));
+  }
+  if (plan.schedule === 'zb-h1') {
+    messages.push({ severity: 'error', message: 'torchtitan has no single-stage zero-bubble schedule (InterleavedZeroBubble and ZBVZeroBubble need two or more stages per rank); exported as 1F1B, which has three times the planned bubble' });
+  }
+  sections.push(['parallelism', parallelism]);
+
+  const checkpoint: [string, TomlValue][] = [['mode', plan.recompute]];
+  if (plan.recompute === 'selective') {
+    checkpoint.push(['selective_ac_option', 'op']);
+    messages.push({ severity: 'warning', message: 'torchtitan\'s op-level selective checkpointing saves a different set of activations than the plan\'s (attention core recomputed only); memory and recompute time will differ somewhat' });
+  }
+  sections.push(['activation_checkpoint', checkpoint]);
+
+  networkNote(layout, 'torchtitan', messages);
+  const rankMap = rankToSiteMap(scenario, layout, 'torchtitan device mesh [pp, dp_replicate, dp_shard, cp, tp]');
+  for (const problem of rankMap.problems) messages.push({ severity: 'error', message: problem });
+
+  const text = sections.map(([name, keys]) => `[${name}]\n${keys.map(([k, v]) => `${k} = ${tomlValue(v)}`).join('\n')}`).join('\n\n');
+  const keys = sections.flatMap(([name, entries]) => entries.map(([k]) => `${name}.${k}`));
+  return { framework: 'torchtitan', text, keys, rankMap, messages };
+}
+
+/**
+ * torchtitan's split (generate_llm_fqn_per_model_part): with weights a and b for the embedding
+ * and output, `layers + a + b` effective layers spread evenly over the stages, the remainder on
+ * the first; the first stage then holds a fewer transformer layers and the last b fewer.
+ */
+export function torchtitanSplit(layers: number, stages: number, firstLess: number, lastLess: number): number[] | undefined {
+  if (stages === 1) return [layers];
+  const effective = layers + firstLess + lastLess;
+  const per = Math.floor(effective / stages);
+  const extra = effective % stages;
+  if (per < 1 || firstLess > per || lastLess > per) return undefined;
+  return Array.from({ length: stages }, (_, i) => (per + (i < extra ? 1 : 0)) - (i === 0 ? firstLess : 0) - (i === stages - 1 ? lastLess : 0));
+}
+
+function stageSplit(scenario: Scenario, layout: PlanLayout, messages: ExportMessage[]): [string, TomlValue][] {
+  const { plan, stages } = layout;
+  const layers = stages.map((s) => s.layers);
+  if (plan.virtualStages === 1) {
+    for (let firstLess = 0; firstLess <= scenario.model.layers; firstLess++) {
+      for (let lastLess = 0; lastLess <= scenario.model.layers; lastLess++) {
+        const split = torchtitanSplit(scenario.model.layers, plan.pp, firstLess, lastLess);
+        if (split && split.every((n, j) => n === layers[j])) {
+          return [['pipeline_parallel_first_stage_less_layers', firstLess], ['pipeline_parallel_last_stage_less_layers', lastLess]];
+        }
+      }
+    }
+  }
+  // Any other split, and every interleaved one: name the modules of each virtual stage (loop order: rank r holds stages r, r + pp, ...).
+  const p = plan.pp;
+  const parts: string[][] = [];
+  let next = 0;
+  for (let chunk = 0; chunk < plan.virtualStages; chunk++) {
+    for (let stage = 0; stage < p; stage++) {
+      const count = stages[stage]!.chunkLayers[chunk]!;
+      const part = Array.from({ length: count }, (_, k) => `layers.${next + k}`);
+      next += count;
+      parts.push(part);
+    }
+  }
+  parts[0]!.unshift('tok_embeddings');
+  parts[parts.length - 1]!.push('norm', 'output');
+  messages.push({ severity: 'note', message: `stage split given as module_fqns_per_model_part (${parts.length} model parts), with torchtitan's Llama module names (tok_embeddings, layers.N, norm, output)` });
+  return [['module_fqns_per_model_part', parts]];
+}
+
+function tomlValue(value: TomlValue): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (value.length > 0 && Array.isArray(value[0])) {
+    return `[\n${(value as readonly (readonly string[])[]).map((part) => `  [${part.map((s) => JSON.stringify(s)).join(', ')}]`).join(',\n')},\n]`;
+  }
+  return `[${(value as readonly string[]).map((s) => JSON.stringify(s)).join(', ')}]`;
+}

@@ -1,0 +1,285 @@
+/**
+ * One iteration's pipeline phase op by op: a discrete-event simulation of the GPipe, 1F1B,
+ * interleaved 1F1B (Megatron's order) and ZB-H1 schedules. Each stage runs one op at a time in
+ * its schedule's order, as soon as its input has arrived; a boundary between sites is a send
+ * that holds the link direction for the link's per-microbatch step and then takes the route's
+ * latency (docs/cost-model.md §4-5). Op times come from the cost model (`groupPipelines`), so
+ * the simulated span checks the closed-form pipeline phase and draws the report's timeline.
+ * Pure.
+ */
+import { groupPipelines, type ChainHop, type GroupPipeline } from './evaluate';
+import type { PlanLayout } from './placement';
+import type { Schedule } from './plan-schema';
+import type { Scenario } from './scenario';
+
+export type PipelineOpKind = 'forward' | 'backward' | 'weight';
+
+/** One op of one microbatch on one stage (model chunk `chunk` of the stage). */
+export interface PipelineOp {
+  readonly stage: number;
+  readonly chunk: number;
+  readonly microbatch: number;
+  readonly kind: PipelineOpKind;
+  readonly startS: number;
+  readonly endS: number;
+}
+
+/** Activations (forward) or their gradients (backward) crossing a site boundary. */
+export interface PipelineSend {
+  /** Index into the timeline's `hops`. */
+  readonly hop: number;
+  readonly direction: 'forward' | 'backward';
+  readonly microbatch: number;
+  /** When the link starts carrying it, when it is done, and when it arrives (after the route latency). */
+  readonly startS: number;
+  readonly endS: number;
+  readonly arriveS: number;
+}
+
+export interface ScheduleInputs {
+  readonly schedule: Schedule;
+  readonly virtualStages: number;
+  readonly microbatches: number;
+  /** Per stage, per microbatch over all its chunks: forward and backward (with recomputation) seconds. */
+  readonly forwardS: readonly number[];
+  readonly backwardS: readonly number[];
+  /** Cross-site boundaries of the chain of virtual stages. */
+  readonly hops: readonly Pick<ChainHop, 'virtualStage' | 'latencyS' | 'stepS'>[];
+}
+
+export interface PipelineTimeline {
+  readonly schedule: Schedule;
+  readonly stages: number;
+  readonly virtualStages: number;
+  readonly microbatches: number;
+  readonly ops: readonly PipelineOp[];
+  readonly sends: readonly PipelineSend[];
+  /** From the first forward to the last op. */
+  readonly spanS: number;
+  /** Seconds each stage computes. */
+  readonly busyS: readonly number[];
+}
+
+interface OpSpec { readonly kind: PipelineOpKind; readonly chunk: number; readonly microbatch: number }
+
+/** Simulates one replica's pipeline phase. Throws if the schedule's op orders cannot complete (a bug). */
+export function simulateSchedule(inputs: ScheduleInputs): PipelineTimeline {
+  const p = inputs.forwardS.length;
+  const v = inputs.virtualStages;
+  const m = inputs.microbatches;
+  if (!Number.isInteger(m) || m < 1) throw new Error(`the timeline needs a whole number of microbatches, got ${m}`);
+  const chain = p * v;
+  const splitWeight = inputs.schedule === 'zb-h1';
+  const orders = Array.from({ length: p }, (_, j) => stageOrder(inputs.schedule, j, p, v, m));
+  const duration = (op: OpSpec, j: number): number => {
+    if (op.kind === 'forward') return inputs.forwardS[j]! / v;
+    const backward = inputs.backwardS[j]! / v;
+    return splitWeight ? backward / 2 : backward;
+  };
+  const hopAt = new Map(inputs.hops.map((hop, i) => [hop.virtualStage, i]));
+  const linkFree = inputs.hops.map(() => ({ forward: 0, backward: 0 }));
+  // Completion times by virtual stage and microbatch; arrival of each boundary's outputs.
+  const done = { forward: grid(chain, m), backward: grid(chain, m), weight: grid(chain, m) };
+  const arrive = { forward: grid(chain, m), backward: grid(chain, m) };
+  const next = new Array<number>(p).fill(0);
+  const free = new Array<number>(p).fill(0);
+  const busy = new Array<number>(p).fill(0);
+  const ops: PipelineOp[] = [];
+  const sends: PipelineSend[] = [];
+
+  const readyAt = (j: number, op: OpSpec): number => {
+    const q = op.chunk * p + j;
+    if (op.kind === 'forward') return q === 0 ? 0 : arrive.forward[q - 1]![op.microbatch]!;
+    if (op.kind === 'weight') return done.backward[q]![op.microbatch]!;
+    return q === chain - 1 ? done.forward[q]![op.microbatch]! : arrive.backward[q + 1]![op.microbatch]!;
+  };
+  const send = (boundary: number, direction: 'forward' | 'backward', microbatch: number, readyS: number): number => {
+    const hop = hopAt.get(boundary);
+    if (hop === undefined) return readyS;
+    const spec = inputs.hops[hop]!;
+    const startS = Math.max(readyS, linkFree[hop]![direction]);
+    const endS = startS + spec.stepS;
+    linkFree[hop]![direction] = endS;
+    const arriveS = endS + spec.latencyS;
+    sends.push({ hop, direction, microbatch, startS, endS, arriveS });
+    return arriveS;
+  };
+
+  const total = orders.reduce((sum, order) => sum + order.length, 0);
+  // Fixed per-stage orders; if they cannot complete (interleaving with a short last round of
+  // microbatches), each stage instead runs whichever of its next forward and next backward is ready first.
+  // ZB-H1 runs its deferred weight-gradient halves whenever the next forward or backward is not
+  // ready yet (Qi et al. 2024); other schedules run fixed per-stage orders unless those cannot
+  // complete (interleaving with a short last round of microbatches), in which case each stage runs
+  // whichever of its next forward and next backward is ready first.
+  const greedyWeights = inputs.schedule === 'zb-h1';
+  const dynamic = !greedyWeights && fixedOrderDeadlocks(orders, p, v, m);
+  const queues = orders.map((order) => ({
+    forwards: order.filter((op) => op.kind === 'forward'),
+    others: order.filter((op) => op.kind !== 'forward'),
+    f: 0,
+    o: 0,
+  }));
+  const required = orders.map((order) => order.filter((op) => op.kind !== 'weight'));
+  const weights = orders.map((order) => order.filter((op) => op.kind === 'weight'));
+  const weightNext = orders.map(() => 0);
+  const candidates = (j: number): OpSpec[] => {
+    if (greedyWeights) {
+      return [required[j]![next[j]! - weightNext[j]!], weights[j]![weightNext[j]!]].filter((op): op is OpSpec => op !== undefined);
+    }
+    if (!dynamic) return orders[j]![next[j]!] ? [orders[j]![next[j]!]!] : [];
+    const queue = queues[j]!;
+    return [queue.others[queue.o], queue.forwards[queue.f]].filter((op): op is OpSpec => op !== undefined);
+  };
+  while (ops.length < total) {
+    // Run the op that can start earliest, so that link queues see sends in time order.
+    let pick = -1;
+    let pickOp: OpSpec | undefined;
+    let pickStart = Infinity;
+    for (let j = 0; j < p; j++) {
+      for (const op of candidates(j)) {
+        const ready = readyAt(j, op);
+        if (Number.isNaN(ready)) continue;
+        const start = Math.max(free[j]!, ready);
+        if (start < pickStart) { pickStart = start; pick = j; pickOp = op; }
+      }
+    }
+    if (pick < 0 || !pickOp) throw new Error(`pipeline schedule ${inputs.schedule} deadlocked (p=${p}, v=${v}, m=${m})`);
+    const op = pickOp;
+    if (greedyWeights && op.kind === 'weight') weightNext[pick]! += 1;
+    if (dynamic) {
+      const queue = queues[pick]!;
+      if (op.kind === 'forward') queue.f += 1; else queue.o += 1;
+    }
+    const endS = pickStart + duration(op, pick);
+    const q = op.chunk * p + pick;
+    ops.push({ stage: pick, chunk: op.chunk, microbatch: op.microbatch, kind: op.kind, startS: pickStart, endS });
+    busy[pick]! += endS - pickStart;
+    free[pick] = endS;
+    next[pick]! += 1;
+    done[op.kind][q]![op.microbatch] = endS;
+    if (op.kind === 'forward' && q + 1 < chain) arrive.forward[q]![op.microbatch] = send(q, 'forward', op.microbatch, endS);
+    if (op.kind === 'backward' && q > 0) arrive.backward[q]![op.microbatch] = send(q - 1, 'backward', op.microbatch, endS);
+  }
+  const spanS = ops.reduce((max, op) => Math.max(max, op.endS), 0);
+  return { schedule: inputs.schedule, stages: p, virtualStages: v, microbatches: m, ops, sends, spanS, busyS: busy };
+}
+
+/** Whether the fixed orders can run to completion, checked on dependencies alone (no times). */
+function fixedOrderDeadlocks(orders: readonly (readonly OpSpec[])[], p: number, v: number, m: number): boolean {
+  const chain = p * v;
+  const key = (kind: PipelineOpKind, q: number, mb: number) => (kind === 'forward' ? 0 : kind === 'backward' ? 1 : 2) * chain * m + q * m + mb;
+  const doneOps = new Uint8Array(3 * chain * m);
+  const next = orders.map(() => 0);
+  let remaining = orders.reduce((sum, order) => sum + order.length, 0);
+  let progressed = true;
+  while (remaining > 0 && progressed) {
+    progressed = false;
+    for (let j = 0; j < p; j++) {
+      for (;;) {
+        const op = orders[j]![next[j]!];
+        if (!op) break;
+        const q = op.chunk * p + j;
+        const ready = op.kind === 'forward' ? q === 0 || doneOps[key('forward', q - 1, op.microbatch)] === 1
+          : op.kind === 'weight' ? doneOps[key('backward', q, op.microbatch)] === 1
+            : q === chain - 1 ? doneOps[key('forward', q, op.microbatch)] === 1 : doneOps[key('backward', q + 1, op.microbatch)] === 1;
+        if (!ready) break;
+        doneOps[key(op.kind, q, op.microbatch)] = 1;
+        next[j]! += 1;
+        remaining -= 1;
+        progressed = true;
+      }
+    }
+  }
+  return remaining > 0;
+}
+
+function grid(rows: number, columns: number): number[][] {
+  return Array.from({ length: rows }, () => new Array<number>(columns).fill(NaN));
+}
+
+/** The order in which stage `j` of `p` runs its ops. */
+function stageOrder(schedule: Schedule, j: number, p: number, v: number, m: number): OpSpec[] {
+  const F = (microbatch: number, chunk = 0): OpSpec => ({ kind: 'forward', chunk, microbatch });
+  const B = (microbatch: number, chunk = 0): OpSpec => ({ kind: 'backward', chunk, microbatch });
+  const W = (microbatch: number): OpSpec => ({ kind: 'weight', chunk: 0, microbatch });
+  const ops: OpSpec[] = [];
+  switch (schedule) {
+    case 'gpipe':
+      for (let i = 0; i < m; i++) ops.push(F(i));
+      for (let i = 0; i < m; i++) ops.push(B(i));
+      return ops;
+    case '1f1b':
+    case 'zb-h1': {
+      // ZB-H1 (Qi et al. 2024): 1F1B with each backward split into input-gradient (B) and
+      // weight-gradient (W) halves; the Ws of the last p-j-1 microbatches wait to fill the drain.
+      const warmup = Math.min(m, p - j - 1);
+      const deferred = p - j - 1;
+      let f = 0;
+      let b = 0;
+      let w = 0;
+      for (; f < warmup; f++) ops.push(F(f));
+      const afterBackward = () => {
+        if (schedule === 'zb-h1' && b - w > deferred) ops.push(W(w++));
+      };
+      while (f < m) { ops.push(F(f++)); ops.push(B(b++)); afterBackward(); }
+      while (b < m) { ops.push(B(b++)); if (schedule === 'zb-h1' && w < b) ops.push(W(w++)); }
+      if (schedule === 'zb-h1') while (w < m) ops.push(W(w++));
+      return ops;
+    }
+    case 'interleaved': {
+      // Megatron-LM's interleaved 1F1B: microbatches in rounds of p, each round through chunk
+      // 0..v-1 forward and v-1..0 backward; warm-up (p - j - 1) * 2 + (v - 1) * p forwards.
+      const forwards: OpSpec[] = [];
+      const backwards: OpSpec[] = [];
+      for (let start = 0; start < m; start += p) {
+        const end = Math.min(m, start + p);
+        for (let c = 0; c < v; c++) for (let i = start; i < end; i++) forwards.push(F(i, c));
+        for (let c = v - 1; c >= 0; c--) for (let i = start; i < end; i++) backwards.push(B(i, c));
+      }
+      const totalOps = forwards.length;
+      const warmup = m === p ? totalOps : Math.min(totalOps, (p - j - 1) * 2 + (v - 1) * p);
+      let f = 0;
+      let b = 0;
+      for (; f < warmup; f++) ops.push(forwards[f]!);
+      while (f < totalOps) { ops.push(forwards[f++]!); ops.push(backwards[b++]!); }
+      while (b < totalOps) ops.push(backwards[b++]!);
+      return ops;
+    }
+  }
+}
+
+/** Simulation inputs from the cost model for replica group `group` (default: the critical group). */
+export function scheduleInputsForGroup(layout: PlanLayout, pipeline: GroupPipeline): ScheduleInputs {
+  const { plan } = layout;
+  // Each stage's step (compute plus exposed communication) split in the ratio of forward to backward work.
+  const forwardS = pipeline.stepS.map((step, j) => {
+    const t = pipeline.stageTimes[j]!;
+    const work = t.forwardS + t.backwardS + t.recomputeS;
+    return work > 0 ? (step * t.forwardS) / work : step / 3;
+  });
+  return {
+    schedule: plan.schedule,
+    virtualStages: plan.virtualStages,
+    microbatches: Math.round(pipeline.microbatches),
+    forwardS,
+    backwardS: pipeline.stepS.map((step, j) => step - forwardS[j]!),
+    hops: pipeline.hops,
+  };
+}
+
+export interface GroupTimeline {
+  readonly group: number;
+  readonly pipeline: GroupPipeline;
+  readonly timeline: PipelineTimeline;
+  readonly hops: readonly ChainHop[];
+}
+
+/** The simulated timeline of one replica of a group (default: the critical group, the one that sets the iteration time). */
+export function groupTimeline(scenario: Scenario, layout: PlanLayout, group?: number): GroupTimeline {
+  const { pipelines, criticalGroup } = groupPipelines(scenario, layout);
+  const index = group ?? criticalGroup;
+  const pipeline = pipelines[index];
+  if (!pipeline) throw new Error(`no replica group ${index}`);
+  return { group: index, pipeline, timeline: simulateSchedule(scheduleInputsForGroup(layout, pipeline)), hops: pipeline.hops };
+}

@@ -1,0 +1,128 @@
+/** Exports to Megatron-LM and torchtitan: every emitted name is a documented one, values follow the plan, and unsupported combinations are reported. */
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { runCli } from '../src/cli/run';
+import { exportMegatron } from '../src/export/megatron';
+import { exportTorchtitan, torchtitanSplit } from '../src/export/torchtitan';
+import { layOutPlan } from '../src/model/placement';
+import { fixturePath, loadFixture, readPlanFixture, ROOT } from './helpers/fixtures';
+
+const documented = (file: string): Set<string> => new Set(fs.readFileSync(path.join(ROOT, 'test', 'fixtures', file), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')));
+const megatronFlags = documented('megatron-flags.txt');
+const torchtitanKeys = documented('torchtitan-keys.txt');
+
+async function run(...argv: string[]) {
+  let out = '';
+  let err = '';
+  const code = await runCli(argv, { out: (t) => { out += `${t}\n`; }, err: (t) => { err += `${t}\n`; } });
+  return { code, out, err };
+}
+
+const CASES = [
+  ['llama3-405b-two-buildings', 'llama3-405b-two-buildings'],
+  ['llama3-405b-two-buildings', 'llama3-405b-pp-across-no-recompute'],
+  ['llama3-70b-three-regions', 'llama3-70b-three-regions'],
+  ['llama3-8b-one-site', 'llama3-8b-one-site'],
+  ['deepseek-v3-moe-two-sites', 'deepseek-v3-moe-two-sites'],
+] as const;
+
+describe.each(CASES)('%s with plan %s', (scenarioName, planName) => {
+  const scenario = loadFixture(scenarioName);
+  const layout = layOutPlan(scenario, readPlanFixture(planName));
+
+  it('Megatron-LM: every flag is documented, the degrees and batch are the plan\'s, the rank map covers every GPU', () => {
+    const result = exportMegatron(scenario, layout);
+    expect(result.keys.length).toBeGreaterThan(5);
+    for (const flag of result.keys) expect(megatronFlags).toContain(flag);
+    const value = (flag: string) => result.text.match(new RegExp(`${flag} (\\S+)`))?.[1];
+    expect(value('--tensor-model-parallel-size')).toBe(String(layout.plan.tp));
+    expect(value('--pipeline-model-parallel-size')).toBe(String(layout.plan.pp));
+    expect(value('--micro-batch-size')).toBe(String(layout.plan.microBatchSeqs));
+    expect(value('--global-batch-size')).toBe(String(scenario.training.globalBatchSeqs));
+    expect(value('--num-layers')).toBe(String(scenario.model.layers));
+    const ranks = result.rankMap.ranges.reduce((sum, r) => sum + r.lastRank - r.firstRank + 1, 0);
+    expect(ranks).toBe(layout.plan.tp * layout.plan.cp * layout.plan.pp * layout.plan.dp);
+    expect(new Set(result.rankMap.ranges.map((r) => r.site))).toEqual(new Set(layout.groups.flatMap((g) => g.stageSite.map((s) => scenario.sites[s]!.name))));
+  });
+
+  it('torchtitan: every key is a documented job-config field, the schedule a documented name, the batch the plan\'s', () => {
+    const result = exportTorchtitan(scenario, layout);
+    for (const key of result.keys) expect(torchtitanKeys).toContain(key);
+    const schedule = result.text.match(/pipeline_parallel_schedule = "(\w+)"/)?.[1];
+    if (layout.plan.pp > 1) expect(torchtitanKeys).toContain(`schedule:${schedule}`);
+    expect(result.text).toContain(`tensor_parallel_degree = ${layout.plan.tp}`);
+    expect(result.text).toContain(`global_batch_size = ${scenario.training.globalBatchSeqs}`);
+    const shard = Number(result.text.match(/data_parallel_shard_degree = (\d+)/)![1]);
+    const replicate = Number(result.text.match(/data_parallel_replicate_degree = (\d+)/)![1]);
+    expect(shard * replicate).toBe(layout.plan.dp);
+  });
+});
+
+describe('what the frameworks cannot express', () => {
+  it('per-replica-group microbatch counts (three regions) are an error in both', () => {
+    const scenario = loadFixture('llama3-70b-three-regions');
+    const layout = layOutPlan(scenario, readPlanFixture('llama3-70b-three-regions'));
+    for (const result of [exportMegatron(scenario, layout), exportTorchtitan(scenario, layout)]) {
+      expect(result.messages.filter((m) => m.severity === 'error').map((m) => m.message).join('\n')).toMatch(/different microbatch counts \(20 \/ 6 \/ 18\)/);
+    }
+  });
+
+  it('ZB-H1 is an error in both; Megatron\'s first/last flags reproduce the two-building plan\'s stage totals', () => {
+    const moe = loadFixture('deepseek-v3-moe-two-sites');
+    const layout = layOutPlan(moe, readPlanFixture('deepseek-v3-moe-two-sites'));
+    expect(exportMegatron(moe, layout).messages.some((m) => m.severity === 'error' && /ZB-H1/.test(m.message))).toBe(true);
+    expect(exportTorchtitan(moe, layout).messages.some((m) => m.severity === 'error' && /zero-bubble/.test(m.message))).toBe(true);
+    const scenario = loadFixture('llama3-405b-two-buildings');
+    const twoBuildings = layOutPlan(scenario, readPlanFixture('llama3-405b-two-buildings'));
+    const text = exportMegatron(scenario, twoBuildings).text;
+    const first = Number(text.match(/--decoder-first-pipeline-num-layers (\d+)/)![1]);
+    const last = Number(text.match(/--decoder-last-pipeline-num-layers (\d+)/)![1]);
+    // Virtual chain of pp x v = 32: first, 30 equal middle chunks, last; stage 0 holds first + one middle chunk.
+    const middle = (scenario.model.layers - first - last) / 30;
+    expect(Number.isInteger(middle)).toBe(true);
+    expect(first + middle).toBe(twoBuildings.stages[0]!.layers);
+    expect(last + middle).toBe(twoBuildings.stages[15]!.layers);
+  });
+
+  it('torchtitan\'s first/last-less-layers split reproduces its documented example and uneven plans use them', () => {
+    // generate_llm_fqn_per_model_part(2, 3, input_weight=2, output_weight=2): 7 effective layers over 2 stages -> 4 and 3, less 2 each.
+    expect(torchtitanSplit(3, 2, 2, 2)).toEqual([2, 1]);
+    const scenario = loadFixture('llama3-405b-two-buildings');
+    const plan = { ...readPlanFixture('llama3-405b-two-buildings'), schedule: '1f1b', virtualStages: 1 };
+    const result = exportTorchtitan(scenario, layOutPlan(scenario, plan));
+    const firstLess = Number(result.text.match(/pipeline_parallel_first_stage_less_layers = (\d+)/)![1]);
+    const lastLess = Number(result.text.match(/pipeline_parallel_last_stage_less_layers = (\d+)/)![1]);
+    expect(torchtitanSplit(126, 16, firstLess, lastLess)).toEqual([7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7]);
+  });
+});
+
+describe('scaleacross export', () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'scaleacross-export-'));
+  const scenario = fixturePath('llama3-405b-two-buildings.json');
+
+  it('prints Megatron arguments and the rank map, exit 0; accepts plan --json output; exit 4 when unfaithful', async () => {
+    const ok = await run('export', fixturePath('plans/llama3-405b-two-buildings.plan.json'), '--scenario', scenario, '--format', 'megatron');
+    expect(ok.code).toBe(0);
+    expect(ok.out).toContain('--tensor-model-parallel-size 8');
+    expect(ok.out).toMatch(/0-511\s+0-63\s+bldg-a/);
+    const wrapped = path.join(tmp, 'plan-result.json');
+    fs.writeFileSync(wrapped, JSON.stringify({ status: 'optimal', plan: readPlanFixture('llama3-405b-two-buildings') }));
+    const fromResult = await run('export', wrapped, '--scenario', scenario, '--format', 'torchtitan', '--json');
+    expect(fromResult.code).toBe(0);
+    expect(JSON.parse(fromResult.out).keys).toContain('parallelism.pipeline_parallel_schedule');
+    const unfaithful = await run('export', fixturePath('plans/llama3-70b-three-regions.plan.json'), '--scenario', fixturePath('llama3-70b-three-regions.json'), '--format', 'torchtitan');
+    expect(unfaithful.code).toBe(4);
+    expect(unfaithful.err).toMatch(/^error: replica groups run different microbatch counts/m);
+  });
+
+  it('bad input: one line naming the file and JSON path, exit 2', async () => {
+    const bad = path.join(tmp, 'bad-plan.json');
+    fs.writeFileSync(bad, JSON.stringify({ ...readPlanFixture('llama3-405b-two-buildings'), schedule: 'looped' }));
+    const result = await run('export', bad, '--scenario', scenario, '--format', 'megatron');
+    expect(result.code).toBe(2);
+    expect(result.err.trim().split('\n')).toHaveLength(1);
+    expect(result.err).toMatch(new RegExp(`^${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: plan\\.schedule: `));
+    expect(result.err).not.toMatch(/\n\s+at /);
+  });
+});
