@@ -7,6 +7,10 @@ export const EXIT = {
   invalidInput: 2,
   /** The scenario is valid but no plan fits (used by `plan`). */
   noPlanFits: 3,
+  /** `merge`: some scenarios of the batch have no result (or the parts come from different batches). */
+  incomplete: 4,
+  /** `batch` stopped by SIGINT (128 + 2); rerun with --resume. */
+  interrupted: 130,
 } as const;
 
 /** Wrong command-line usage (unknown flag, missing argument). */
