@@ -35,7 +35,7 @@ function readBatchInput(file: string): BatchInput {
   if (!isSweep(json)) return { kind: 'scenario', file, spec: json };
   const sweep = parseSweep(json, file);
   if (typeof sweep.base === 'string') {
-    const baseFile = path.join(path.dirname(file), sweep.base);
+    const baseFile = path.resolve(path.dirname(file), sweep.base);
     return { kind: 'sweep', file, sweep, base: readJsonFile(baseFile), baseSource: baseFile };
   }
   return { kind: 'sweep', file, sweep, base: sweep.base, baseSource: `${file} (base)` };
