@@ -39,6 +39,7 @@ fs.writeFileSync(sweepFile, JSON.stringify(sweep));
 function run(workers: number): { wallS: number; summary: string } {
   console.log(`load average before --workers ${workers}: ${os.loadavg()[0]!.toFixed(2)}`);
   const out = path.join(dir, `workers-${workers}.ndjson`);
+  fs.rmSync(out, { force: true });
   const started = process.hrtime.bigint();
   const result = spawnSync(process.execPath, [cli, 'batch', sweepFile, '--out', out, '--workers', String(workers), '--time-limit', String(timeLimitS), '--quiet', '--no-charts'], { encoding: 'utf8', maxBuffer: 64 << 20 });
   const wallS = Number(process.hrtime.bigint() - started) / 1e9;
