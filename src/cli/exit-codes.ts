@@ -9,6 +9,10 @@ export const EXIT = {
   noPlanFits: 3,
   /** `export`: the framework cannot express the plan faithfully (the errors say why). */
   exportUnfaithful: 4,
+  /** `merge`: some scenarios of the batch have no result (or the parts come from different batches). */
+  incomplete: 5,
+  /** `batch` stopped by SIGINT (128 + 2); rerun with --resume. */
+  interrupted: 130,
 } as const;
 
 /** Wrong command-line usage (unknown flag, missing argument). */

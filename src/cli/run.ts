@@ -4,9 +4,11 @@
  */
 import yargs from 'yargs';
 import { ScenarioValidationError } from '../model/validation-error';
+import { defaultWorkerCount, runBatchCommand } from './commands/batch';
 import { runDiagnose } from './commands/diagnose';
 import { runEvaluate } from './commands/evaluate';
 import { runExport } from './commands/export';
+import { runMerge } from './commands/merge';
 import { runPlan } from './commands/plan';
 import { runReport } from './commands/report';
 import { runValidate } from './commands/validate';
@@ -94,7 +96,46 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('json', { type: 'boolean', default: false, describe: 'Print JSON (settings, rank map, warnings)' }),
       (args) => { code = runExport({ plan: args.plan, scenario: args.scenario, format: args.format, json: args.json }, output); },
     )
-    .demandCommand(1, 'name a command: validate, evaluate, plan, diagnose, report or export')
+    .command(
+      'batch <inputs..>',
+      'Plan many scenarios (files, folders, sweep files) in parallel workers into an NDJSON results file',
+      (y) => y.positional('inputs', { type: 'string', array: true, demandOption: true, describe: 'Scenario files, folders of them, sweep files' })
+        .option('out', { type: 'string', demandOption: true, describe: 'Results file (NDJSON, one line per scenario, appended as results come)' })
+        .option('csv', { type: 'string', describe: 'Also write the results as CSV here at the end' })
+        .option('workers', { type: 'number', describe: `Worker threads (default: one per core, here ${defaultWorkerCount()})` })
+        .option('resume', { type: 'boolean', default: false, describe: 'Continue a results file: skip scenarios already in it' })
+        .option('time-limit', { type: 'number', default: 10, describe: 'Seconds per scenario, baselines included' })
+        .option('gap', { type: 'number', default: 0.01, describe: 'Target relative gap per scenario' })
+        .option('baselines', { type: 'boolean', default: true, describe: 'Solve the production and pp-across baselines (--no-baselines to skip)' })
+        .option('shard', { type: 'string', describe: 'Run only shard i of n (i/n, 1-based): for job arrays; merge the parts with `merge`' })
+        .option('timeout-grace', { type: 'number', default: 15, describe: 'Seconds past --time-limit before a scenario is recorded as timeout and its worker replaced' })
+        .option('charts', { type: 'boolean', default: true, describe: 'Write an SVG chart per swept axis next to --out (--no-charts to skip)' })
+        .option('quiet', { type: 'boolean', default: false, describe: 'No progress' })
+        .check((a) => {
+          if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
+          if (!(a.gap >= 0 && a.gap < 1)) throw new UsageError('--gap must be in [0, 1)');
+          if (a.workers !== undefined && !(Number.isInteger(a.workers) && a.workers >= 1 && a.workers <= 1024)) throw new UsageError('--workers must be an integer in [1, 1024]');
+          if (!(a['timeout-grace'] >= 0 && a['timeout-grace'] <= 86400)) throw new UsageError('--timeout-grace must be a number of seconds in [0, 86400]');
+          return true;
+        }),
+      async (args) => {
+        const real = output === processOutput;
+        code = await runBatchCommand({
+          inputs: args.inputs, out: args.out, csv: args.csv, workers: args.workers, resume: args.resume, timeLimit: args['time-limit'], gap: args.gap,
+          baselines: args.baselines, shard: args.shard, timeoutGrace: args['timeout-grace'], charts: args.charts, quiet: args.quiet, argv,
+        }, output, { progressStream: real ? process.stderr : undefined, handleSigint: real });
+      },
+    )
+    .command(
+      'merge <parts..>',
+      'Merge batch result files (shards, resumed runs): one result per scenario, completeness checked',
+      (y) => y.positional('parts', { type: 'string', array: true, demandOption: true, describe: 'NDJSON results files' })
+        .option('out', { type: 'string', demandOption: true, describe: 'Merged NDJSON file' })
+        .option('csv', { type: 'string', describe: 'Also write the merged results as CSV' })
+        .option('scenarios', { type: 'string', array: true, describe: "The batch's inputs (scenario files, folders, sweeps), to name missing scenarios by id" }),
+      (args) => { code = runMerge({ parts: args.parts, out: args.out, csv: args.csv, scenarios: args.scenarios }, output); },
+    )
+    .demandCommand(1, 'name a command: validate, evaluate, plan, diagnose, report, export, batch or merge')
     .strict()
     .help()
     .version()

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { planSchema } from './plan-schema';
 import { scenarioSchema } from './scenario-schema';
+import { sweepSchema } from './sweep-schema';
 
 const BASE_URL = 'https://scaleacross.dev/schemas';
 
@@ -19,6 +20,7 @@ export function jsonSchemas(): Record<string, Record<string, unknown>> {
   return {
     'scenario.schema.json': toSchema(scenarioSchema, 'scenario.schema.json', 'ScaleAcross scenario v1'),
     'plan.schema.json': toSchema(planSchema, 'plan.schema.json', 'ScaleAcross parallel plan'),
+    'sweep.schema.json': toSchema(sweepSchema, 'sweep.schema.json', 'ScaleAcross sweep v1'),
     'plans.schema.json': toSchema(z.union([planSchema, z.array(planSchema)]), 'plans.schema.json', 'One ScaleAcross plan or an array of plans'),
   };
 }

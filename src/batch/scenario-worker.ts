@@ -1,0 +1,67 @@
+/**
+ * Entry point of a batch worker thread: solves the scenarios it is sent, one at a time, with
+ * one chain of MIP backends kept for the worker's life (HiGHS loaded and compiled once, not
+ * once per scenario). Anything a solve throws becomes an `invalid` or `error` outcome; a crash
+ * that escapes (or the test hook below) ends the thread, and the pool records it and replaces it.
+ */
+import { parentPort } from 'worker_threads';
+import { parseScenario } from '../model/scenario';
+import { ScenarioValidationError } from '../model/validation-error';
+import type { MipBackend } from '../solve/mip-backend';
+import { defaultBackends, plan } from '../solve/plan';
+import { failedOutcome, outcomeFromPlanResult, type SolveOutcome } from './record';
+import { TEST_CRASH_ENV, TEST_CRASH_MARKER, type SolveTask } from './solve-task';
+
+let backends: MipBackend[] | undefined;
+
+async function solve(task: SolveTask): Promise<SolveOutcome> {
+  let scenario;
+  try {
+    scenario = parseScenario(task.spec);
+  } catch (error) {
+    if (error instanceof ScenarioValidationError) return failedOutcome('invalid', error.message.split('\n').join('; '));
+    throw error;
+  }
+  injectTestCrash(scenario.name);
+  backends ??= defaultBackends();
+  try {
+    const result = await plan(scenario, { timeLimitS: task.timeLimitS, gap: task.gap, baselines: task.baselines, backends });
+    return outcomeFromPlanResult(result);
+  } catch (error) {
+    // A backend left in a bad state is not reused.
+    const old = backends;
+    backends = undefined;
+    await Promise.allSettled(old.map((b) => b.close()));
+    return failedOutcome('error', error instanceof Error ? error.message : String(error));
+  }
+}
+
+/**
+ * Test-only hook: when the environment variable SCALEACROSS_TEST_CRASH is set and the scenario
+ * name contains "[test-crash]", the worker fails the way the variable says: `exit` ends the
+ * thread with process.exit, `throw` throws outside the solve, `hang` spins forever (a timeout).
+ * Without the variable the marker does nothing.
+ */
+function injectTestCrash(name: string): void {
+  const mode = process.env[TEST_CRASH_ENV];
+  if (!mode || !name.includes(TEST_CRASH_MARKER)) return;
+  if (mode === 'exit') process.exit(70);
+  if (mode === 'hang') for (;;) { /* spin until terminated */ }
+  setImmediate(() => {
+    throw new Error(`injected crash (${TEST_CRASH_ENV}=${mode})`);
+  });
+  // Never settles: the uncaught throw above ends the worker first.
+  throw new HangUntilCrash();
+}
+
+class HangUntilCrash extends Error {}
+
+parentPort?.on('message', (message: { taskId: number; task: SolveTask }) => {
+  solve(message.task).then(
+    (value) => parentPort!.postMessage({ taskId: message.taskId, value }),
+    (error: unknown) => {
+      if (error instanceof HangUntilCrash) return;
+      parentPort!.postMessage({ taskId: message.taskId, value: failedOutcome('error', error instanceof Error ? error.message : String(error)) });
+    },
+  );
+});

@@ -1,0 +1,143 @@
+/**
+ * `scaleacross batch <scenario files, folders, sweep files...> --out results.ndjson [--csv results.csv]
+ * [--workers N] [--resume] [--time-limit S] [--shard i/n]`: solves many scenarios in parallel
+ * worker threads, one durable NDJSON line per result, resumable after any kill.
+ */
+import * as os from 'os';
+import { resultsCsv } from '../../batch/csv';
+import type { BatchRecord } from '../../batch/record';
+import { runBatch } from '../../batch/run-batch';
+import { buildScenarioList, type BatchScenario } from '../../batch/scenario-list';
+import { inShard, parseShard, type Shard } from '../../batch/shard';
+import { statusCounts, summaryTable } from '../../batch/summary';
+import { axisSlug, sweepChartSvg } from '../../batch/svg-chart';
+import { readBatchInputs } from '../../io/batch-inputs';
+import { ResultsAppender, hasContent, readResultsFile, writeFileAtomically } from '../../io/results-store';
+import { createBatchProgress } from '../batch-progress';
+import { EXIT, UsageError, type Output } from '../exit-codes';
+
+export interface BatchArgs {
+  readonly inputs: readonly string[];
+  readonly out: string;
+  readonly csv?: string;
+  readonly workers?: number;
+  readonly resume: boolean;
+  readonly timeLimit: number;
+  readonly gap: number;
+  readonly baselines: boolean;
+  readonly shard?: string;
+  readonly timeoutGrace: number;
+  readonly charts: boolean;
+  readonly quiet: boolean;
+  /** The command line as given (for the resume hint). */
+  readonly argv: readonly string[];
+}
+
+export interface BatchEnvironment {
+  /** A terminal stream for the progress bar, when there is one. */
+  readonly progressStream?: NodeJS.WriteStream;
+  /** Listen to SIGINT (the real process only). */
+  readonly handleSigint: boolean;
+}
+
+/** Default workers: one per core. */
+export function defaultWorkerCount(): number {
+  return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+}
+
+const shellQuote = (arg: string): string => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);
+
+/** `results.ndjson` -> `results`, the stem of the chart files. */
+const outStem = (out: string): string => out.replace(/\.(ndjson|jsonl|json)$/i, '');
+
+export async function runBatchCommand(args: BatchArgs, output: Output, env: BatchEnvironment): Promise<number> {
+  let shard: Shard | undefined;
+  if (args.shard !== undefined) {
+    const parsed = parseShard(args.shard);
+    if (typeof parsed === 'string') throw new UsageError(parsed);
+    shard = parsed;
+  }
+  if (hasContent(args.out) && !args.resume) {
+    throw new UsageError(`${args.out} already holds results: pass --resume to continue that batch, or remove the file`);
+  }
+  const list = buildScenarioList(readBatchInputs(args.inputs));
+  const mine = list.scenarios.filter((s) => !shard || inShard(s.id, shard));
+  const mineIds = new Set(mine.map((s) => s.id));
+
+  const existing = args.resume ? readResultsFile(args.out, true) : { records: [], droppedTailBytes: 0 };
+  if (existing.droppedTailBytes > 0) output.err(`${args.out}: dropped an unfinished last line (${existing.droppedTailBytes} bytes) left by an interrupted write`);
+  const doneById = new Map<string, BatchRecord>();
+  for (const record of existing.records) if (mineIds.has(record.id) && !doneById.has(record.id)) doneById.set(record.id, record);
+  const foreign = existing.records.filter((r) => !mineIds.has(r.id)).length;
+  if (foreign > 0) output.err(`${args.out}: ${foreign} record(s) are not scenarios of this batch${shard ? ' shard' : ''}; kept, not counted`);
+  const pending: BatchScenario[] = mine.filter((s) => !doneById.has(s.id));
+
+  const workers = args.workers ?? defaultWorkerCount();
+  const progress = createBatchProgress(env.progressStream, output.err, args.quiet);
+  const controller = new AbortController();
+  const onSigint = (): void => {
+    if (controller.signal.aborted) process.exit(EXIT.interrupted);
+    controller.abort();
+  };
+  if (env.handleSigint) process.on('SIGINT', onSigint);
+  const appender = new ResultsAppender(args.out);
+  const newRecords: BatchRecord[] = [];
+  progress.start(mine.length, doneById.size);
+  let report;
+  try {
+    report = await runBatch(pending, {
+      workers,
+      timeLimitS: args.timeLimit,
+      gap: args.gap,
+      baselines: args.baselines,
+      graceS: args.timeoutGrace,
+      context: { total: list.scenarios.length, batchKey: list.batchKey, timeLimitS: args.timeLimit },
+      signal: controller.signal,
+      previous: existing.records,
+      onRecord: (record) => {
+        appender.append(record);
+        newRecords.push(record);
+        progress.record(record);
+      },
+    });
+  } finally {
+    progress.stop();
+    appender.close();
+    if (env.handleSigint) process.off('SIGINT', onSigint);
+  }
+
+  const done = doneById.size + newRecords.length;
+  if (report.interrupted) {
+    const resume = ['scaleacross', ...args.argv, ...(args.argv.includes('--resume') ? [] : ['--resume'])].map(shellQuote).join(' ');
+    output.err(`interrupted: ${done} of ${mine.length} done; resume with: ${resume}`);
+    return EXIT.interrupted;
+  }
+
+  const records = [...doneById.values(), ...newRecords].sort((a, b) => a.ordinal - b.ordinal);
+  const written: string[] = [args.out];
+  if (args.csv) {
+    writeFileAtomically(args.csv, resultsCsv(records));
+    written.push(args.csv);
+  }
+  if (args.charts) {
+    for (const sweep of list.sweeps) {
+      const mineOfSweep = records.filter((r) => r.source.kind === 'sweep' && r.source.file === sweep.file && r.source.sweep === sweep.name);
+      if (mineOfSweep.length === 0) continue;
+      for (const axis of sweep.axes) {
+        const file = `${outStem(args.out)}.${axisSlug(sweep.name)}.${axisSlug(axis)}.svg`;
+        writeFileAtomically(file, sweepChartSvg(mineOfSweep, axis, `${sweep.name}: iteration time vs ${axis}`));
+        written.push(file);
+      }
+    }
+  }
+  output.out(summaryTable(records));
+  output.out('');
+  const extra = [
+    report.cacheHits > 0 ? `${report.cacheHits} from the solve cache` : '',
+    report.workersReplaced > 0 ? `${report.workersReplaced} worker(s) replaced after a crash or timeout` : '',
+    doneById.size > 0 ? `${doneById.size} already done before this run` : '',
+  ].filter((s) => s !== '');
+  output.out(`${statusCounts(records)}${shard ? ` (shard ${shard.index}/${shard.count} of ${list.scenarios.length})` : ''}; ${report.solves} solved by ${Math.min(workers, Math.max(1, report.solves))} worker(s)${extra.length > 0 ? `; ${extra.join('; ')}` : ''}`);
+  output.out(`wrote ${written.join(', ')}`);
+  return EXIT.ok;
+}
