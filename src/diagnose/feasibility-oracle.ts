@@ -2,10 +2,11 @@
  * "Does any plan fit this scenario?" — the re-solve every diagnosis step asks (docs/diagnosis.md
  * §2). It runs the planner's own search in feasibility mode (stop at the first plan that fits),
  * so an answer of `infeasible` carries the planner's proof: every candidate's bound is infinite or
- * past training.maxIterationTimeS. Answers are cached by the scenario's JSON.
+ * past training.maxIterationTimeS. Answers are cached by the scenario's JSON, and plans that fitted
+ * earlier re-solves are tried first (a relaxed scenario still fits them).
  */
-import { FULL_SPACE } from '../formulation/search-space';
-import type { Evaluation } from '../model/evaluate';
+import { FULL_SPACE, enumerateConfigs } from '../formulation/search-space';
+import { evaluate, type Evaluation } from '../model/evaluate';
 import type { PlanSpec } from '../model/plan-schema';
 import { parseScenario, type Scenario } from '../model/scenario';
 import type { ScenarioSpec } from '../model/scenario-schema';
@@ -24,8 +25,27 @@ export interface FeasibilityAnswer {
   readonly reasons: readonly string[];
 }
 
+/** The outer configuration of a plan or a search-space configuration, as a key. */
+const configKey = (c: Pick<PlanSpec, 'tp' | 'cp' | 'ep' | 'pp' | 'microBatchSeqs' | 'schedule' | 'virtualStages' | 'recompute' | 'zero'>): string =>
+  [c.tp, c.cp, c.ep, c.pp, c.microBatchSeqs, c.schedule, c.schedule === 'interleaved' ? c.virtualStages : 1, c.recompute, c.zero].join('/');
+
+/** Plans kept for the known-plan check. */
+const KNOWN_PLANS = 64;
+
+/** The plan's evaluation on the scenario, or undefined if the plan does not apply (e.g. a site it names is gone). */
+function tryEvaluate(scenario: Scenario, plan: PlanSpec): Evaluation | undefined {
+  try {
+    return evaluate(scenario, plan);
+  } catch (error) {
+    if (error instanceof ScenarioValidationError) return undefined;
+    throw error;
+  }
+}
+
 export class FeasibilityOracle {
   private readonly cache = new Map<string, FeasibilityAnswer>();
+  /** Plans that fitted earlier re-solves, newest first: a relaxed scenario is often fitted by one of them. */
+  private readonly knownPlans: PlanSpec[] = [];
   /** Re-solves asked for, and how many the cache answered. */
   calls = 0;
   cacheHits = 0;
@@ -56,8 +76,20 @@ export class FeasibilityOracle {
       if (error instanceof ScenarioValidationError) return { feasibility: 'invalid', reasons: [error.message] };
       throw error;
     }
+    if (stopAtFirstFit) {
+      // Any plan that fits answers "feasible": try the ones that fitted earlier re-solves before searching.
+      // A known plan counts only if it also lies in this scenario's search space (evaluate does not check that).
+      const allowed = new Set(enumerateConfigs(scenario, FULL_SPACE).map(configKey));
+      for (const known of this.knownPlans) {
+        if (!allowed.has(configKey(known))) continue;
+        const evaluation = tryEvaluate(scenario, known);
+        if (evaluation?.fits) return { feasibility: 'feasible', plan: known, evaluation, reasons: [] };
+      }
+    }
     const result = await searchPlans(scenario, { timeLimitS, gap: 0.01, backends: this.backends, restriction: FULL_SPACE, stopAtFirstFit, seedPlans });
     if (result.plan && result.evaluation) {
+      this.knownPlans.unshift(result.plan);
+      if (this.knownPlans.length > KNOWN_PLANS) this.knownPlans.pop();
       return { feasibility: 'feasible', plan: result.plan, evaluation: result.evaluation, reasons: [], lowerBoundS: result.bound.lowerBoundS };
     }
     const deadlineS = scenario.training.maxIterationTimeS ?? Infinity;
