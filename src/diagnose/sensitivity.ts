@@ -25,7 +25,8 @@ export interface MarginalValue {
   readonly withinGap: boolean;
 }
 
-export interface TightConstraint {
+/** One requirement's usage at the best plan against its capacity. */
+export interface ResourceUsage {
   readonly constraint: ConstraintKind;
   readonly site?: string;
   readonly link?: string;
@@ -33,6 +34,9 @@ export interface TightConstraint {
   readonly used: number;
   readonly capacity: number;
   readonly unit: string;
+}
+
+export interface TightConstraint extends ResourceUsage {
   /** Used at least TIGHT_SHARE of capacity. */
   readonly tight: boolean;
   readonly marginal?: MarginalValue;
@@ -43,14 +47,7 @@ export const TIGHT_SHARE = 0.9;
 /** The resource increase re-planned for marginal values. */
 export const MARGINAL_STEP = 0.1;
 
-interface Resource {
-  readonly constraint: ConstraintKind;
-  readonly site?: string;
-  readonly link?: string;
-  readonly detail: string;
-  readonly used: number;
-  readonly capacity: number;
-  readonly unit: string;
+interface Resource extends ResourceUsage {
   /** Whether to re-plan with more of it (tight, or a link that carries traffic). */
   readonly worthReplanning: boolean;
   readonly grow?: { readonly path: string; readonly newValue: number; readonly spec: ScenarioSpec; readonly change: string };
