@@ -79,6 +79,32 @@ describe('evaluation identities', () => {
     expect(sum).toBeCloseTo(result.predicted.iterationTimeS, 12);
   });
 
+  it('no breakdown part is negative when some stages span sites and others do not', () => {
+    // Four buildings; site-3 hosts the first stages of every replica (in-site gradient rings),
+    // later stages are spread over the other three (cross-site rings). A plan the planner found.
+    const names = ['site-1', 'site-2', 'site-3', 'site-4'];
+    const fourSites = parseScenario({
+      version: 1, name: 'four-sites', model: (readFixture('llama3-405b-two-buildings') as Json).model,
+      training: { seqLen: 8192, globalBatchSeqs: 4096 },
+      cluster: {
+        sites: names.map((name) => ({ name, gpuType: 'H100-SXM', gpus: 8192, gpusPerNode: 8 })),
+        links: names.flatMap((a, i) => names.slice(i + 1).map((b) => ({ between: [a, b], bandwidthGbps: 25600, distanceKm: 100 }))),
+      },
+    });
+    const group = (replicas: number, first: number, other: string) =>
+      ({ replicas, microbatches: 32, stageSites: [{ site: 'site-3', stages: first }, { site: other, stages: 32 - first }] });
+    const mixed = {
+      tp: 8, pp: 32, dp: 128, microBatchSeqs: 1, schedule: 'zb-h1', recompute: 'none', zero: 1,
+      placement: { replicaGroups: [group(36, 4, 'site-1'), group(1, 16, 'site-1'), group(48, 12, 'site-2'), group(4, 16, 'site-2'), group(32, 4, 'site-4'), group(2, 8, 'site-4'), group(5, 16, 'site-4')] },
+    };
+    const mixedResult = single(evaluatePlans(fourSites, mixed));
+    expect(mixedResult.fits).toBe(true);
+    const parts = mixedResult.predicted.breakdown;
+    for (const [part, seconds] of Object.entries(parts)) expect([part, seconds >= 0]).toEqual([part, true]);
+    const sum = Object.values(parts).reduce((a, b) => a + b, 0);
+    expect(sum).toBeCloseTo(mixedResult.predicted.iterationTimeS, 12);
+  });
+
   it('weights per GPU are 2 bytes x parameters / (tp x pp share)', () => {
     // Stage 1 holds 8 of 126 layers, no embedding: 8 x (attention + MLP + norms) / tp parameters.
     const h = 16384, f = 53248, kv = (h * 8) / 128;

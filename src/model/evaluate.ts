@@ -157,7 +157,7 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
     const exposed = exposedSyncS(plan, scenario.training.overlap.dataParallel, sync, windows.backwardS[stage]!, windows.forwardS[stage]!);
     if (exposed > dpExposedS) {
       dpExposedS = exposed;
-      dpCrossShare = sync > 0 ? dp.crossS / sync : 0;
+      dpCrossShare = sync > 0 ? dp.crossPerStageS[stage]! / sync : 0;
     }
   });
 
@@ -333,8 +333,10 @@ function dataParallelSync(
   const crossS = crossBusyS.length > 0 && crossBusyS.some((t) => t > 0)
     ? Math.max(...crossBusyS) + 2 * (maxRingSites - 1) * maxHopLatencyS
     : 0;
-  const syncS = stages.map((_, j) => intraS[j]! + (siteSets[j]!.length > 1 ? crossS : 0));
-  return { syncS, crossS, crossLoads, crossBusyS };
+  // Only a stage whose replicas span sites pays the cross-site phase.
+  const crossPerStageS = stages.map((_, j) => (siteSets[j]!.length > 1 ? crossS : 0));
+  const syncS = stages.map((_, j) => intraS[j]! + crossPerStageS[j]!);
+  return { syncS, crossS, crossPerStageS, crossLoads, crossBusyS };
 }
 
 /** A cross-site boundary on one replica's chain of virtual stages. */
