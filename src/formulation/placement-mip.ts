@@ -39,12 +39,17 @@ interface Columns {
   readonly linkStep: Map<number, number>;
 }
 
-/** Builds the MIP, or returns undefined when no (layout, microbatch) choice fits at all. */
-export function buildPlacementMip(scenario: Scenario, c: ConfigCoefficients, lowerBoundS = 0): PlacementMip | undefined {
+/**
+ * Builds the MIP, or returns undefined when no (layout, microbatch) choice fits at all (or, with
+ * `onlyFasterThanS`, none can take less than it). With `onlyFasterThanS`, choices whose pipeline
+ * alone takes that long are left out (F0): the MIP then describes only placements faster than it,
+ * so its answers bound this candidate by min(dual bound, onlyFasterThanS).
+ */
+export function buildPlacementMip(scenario: Scenario, c: ConfigCoefficients, lowerBoundS = 0, onlyFasterThanS = Infinity): PlacementMip | undefined {
   const b = new MipBuilder();
   // A tiny cost per used (layout, microbatch) choice prefers plans with fewer replica groups.
   const tieBreakS = TIE_BREAK_SHARE * Math.max(lowerBoundS, 1e-3);
-  const choices = addReplicaColumns(b, scenario, c, tieBreakS);
+  const choices = addReplicaColumns(b, scenario, c, tieBreakS, onlyFasterThanS);
   if (choices.length === 0) return undefined;
   const upperT = 1e7;
   // T starts at a closed-form lower bound (valid for every placement), which the LP relaxation alone would not see.
@@ -61,12 +66,18 @@ export function buildPlacementMip(scenario: Scenario, c: ConfigCoefficients, low
   return { mip: b.build(), choices, iterationColumn: T, linkStepColumns: cols.linkStep, tieBreakAllowanceS: tieBreakS * choices.length };
 }
 
-function addReplicaColumns(b: MipBuilder, scenario: Scenario, c: ConfigCoefficients, tieBreakS: number): PlacementChoice[] {
+/** The least time any replica running this choice takes: its pipeline at the slowest stage, bubble, fill latency and optimizer (F6 without E). */
+export const choicePipelineS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number): number =>
+  k * layout.maxStepS + layout.bubbleS + 2 * layout.crossingLatencyS + c.optimizerS;
+
+/** F0: replica columns per (layout, microbatch count), leaving out choices that cannot beat `onlyFasterThanS`. */
+function addReplicaColumns(b: MipBuilder, scenario: Scenario, c: ConfigCoefficients, tieBreakS: number, onlyFasterThanS: number): PlacementChoice[] {
   const choices: PlacementChoice[] = [];
   for (const layout of c.layouts) {
     let capacity = c.dp;
     for (const [site, gpus] of layout.gpusPerSite) capacity = Math.min(capacity, Math.floor(scenario.sites[site]!.gpus / gpus));
     for (const k of layout.fittingMicrobatches) {
+      if (choicePipelineS(c, layout, k) >= onlyFasterThanS) continue;
       // Every other replica runs at least one microbatch.
       const upper = Math.min(capacity, Math.floor(c.totalMicrobatches / k), k <= c.totalMicrobatches - (c.dp - 1) ? c.dp : 0);
       if (upper < 1) continue;

@@ -188,9 +188,17 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
   let peak: StageMemory & { stage: number; site: string } | undefined;
   const siteMemory = scenario.sites.map(() => 0);
   const memoryViolations = new Map<string, string>();
+  // Memory depends on the stage and the group's microbatch count only: groups share it.
+  const memoryByStage = new Map<number, StageMemory>();
+  const memoryOf = (stage: number, microbatches: number): StageMemory => {
+    const key = stage * 1_000_003 + microbatches;
+    let memory = memoryByStage.get(key);
+    if (!memory) { memory = stageMemory(scenario, plan, stages[stage]!, microbatches); memoryByStage.set(key, memory); }
+    return memory;
+  };
   for (const group of groups) {
     group.stageSite.forEach((site, stage) => {
-      const memory = stageMemory(scenario, plan, stages[stage]!, group.microbatches);
+      const memory = memoryOf(stage, group.microbatches);
       const where = scenario.sites[site]!;
       siteMemory[site] = Math.max(siteMemory[site]!, memory.totalGiB);
       if (!peak || memory.totalGiB > peak.totalGiB) peak = { ...memory, stage, site: where.name };

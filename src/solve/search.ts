@@ -76,9 +76,17 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   let timedOut = false;
 
   const consider = (plan: PlanSpec, engine: string, evaluation?: Evaluation) => {
-    const result = options.restriction.defaultNetworkOnly || scenario.links.length === 0
-      ? { plan, evaluation: evaluation ?? evaluateLayout(scenario, layOutPlan(scenario, plan)) }
-      : chooseNetworkSettings(scenario, plan);
+    const asGiven = evaluation ?? evaluateLayout(scenario, layOutPlan(scenario, plan));
+    if (!asGiven.fitsResources) return; // network settings change no memory, GPU count or batch
+    let result = { plan, evaluation: asGiven };
+    if (!options.restriction.defaultNetworkOnly && scenario.links.length > 0) {
+      // Network settings change only the cross-site time and the gradient sync: a plan that could
+      // not beat the incumbent even with both at zero is not worth the post-solver's evaluations.
+      const { crossSiteS, dpExposedS } = asGiven.predicted.breakdown;
+      const bestCaseS = asGiven.predicted.iterationTimeS - Math.max(0, crossSiteS) - Math.max(0, dpExposedS);
+      if (incumbent && bestCaseS >= incumbent.evaluation.predicted.iterationTimeS) return;
+      result = chooseNetworkSettings(scenario, plan);
+    }
     if (!result.evaluation.fits) return;
     if (!incumbent || result.evaluation.predicted.iterationTimeS < incumbent.evaluation.predicted.iterationTimeS) {
       incumbent = { plan: result.plan, evaluation: result.evaluation, engine };
@@ -126,7 +134,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     checkMipPlan(scenario, placement, solution.values!, solution.boundProven ? solution.dualBound - placement.tieBreakAllowanceS : -Infinity, evaluation, coefficients.sendBytes);
     consider(plan, engine, evaluation);
   };
-  const solvedMips: { index: number; coefficients: ConfigCoefficients; placement: PlacementMip }[] = [];
+  const solvedMips: { index: number; coefficients: ConfigCoefficients }[] = [];
   // A candidate is pruned once its bound reaches the threshold: the incumbent less the target gap,
   // or the scenario's required iteration time (training.maxIterationTimeS), whichever is less.
   const deadlineS = (scenario.training.maxIterationTimeS ?? Infinity) * (1 + 1e-9);
@@ -166,8 +174,15 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     if (options.stopAtFirstFit && incumbent) break;
     if (bounds[i]! >= threshold()) { pruned++; continue; }
     if (Date.now() >= deadline) { timedOut = true; break; }
-    const placement = buildPlacementMip(scenario, coefficients, bounds[i]!);
-    if (!placement) { bounds[i] = Infinity; tally(reasons, 'no placement fits the GPUs and the batch'); continue; }
+    // Only placements faster than the threshold matter: slower (layout, microbatch) choices are left
+    // out (F0), so an answer bounds this candidate by min(its dual bound, the threshold).
+    const fasterThanS = threshold();
+    const noneFaster = () => {
+      if (Number.isFinite(fasterThanS)) bounds[i] = Math.max(bounds[i]!, fasterThanS);
+      else { bounds[i] = Infinity; tally(reasons, 'no placement fits the GPUs and the batch'); }
+    };
+    const placement = buildPlacementMip(scenario, coefficients, bounds[i]!, fasterThanS);
+    if (!placement) { noneFaster(); continue; }
     // One MIP may use a fifth of what is left (at least 0.25 s), so a hard one cannot starve the rest.
     const leftS = (deadline - Date.now()) / 1000;
     const remainingS = Math.max(0.05, Math.min(leftS, Math.max(0.25, leftS / 5)));
@@ -184,10 +199,10 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
       if (!solved) continue;
     }
     const { solution, engine } = solved;
-    if (solution.status === 'infeasible') { bounds[i] = Infinity; tally(reasons, 'no placement fits the GPUs and the batch'); continue; }
-    if (solution.boundProven && Number.isFinite(solution.dualBound)) bounds[i] = Math.max(bounds[i]!, solution.dualBound - placement.tieBreakAllowanceS);
+    if (solution.status === 'infeasible') { noneFaster(); continue; }
+    if (solution.boundProven && Number.isFinite(solution.dualBound)) bounds[i] = Math.max(bounds[i]!, Math.min(fasterThanS, solution.dualBound - placement.tieBreakAllowanceS));
     if (solution.values) adoptMipPlan(coefficients, placement, solution, engine);
-    solvedMips.push({ index: i, coefficients, placement });
+    solvedMips.push({ index: i, coefficients });
     report();
   }
   if (!timedOut && refinedCoefficients.size > 0 && !(options.stopAtFirstFit && incumbent)) timedOut = true;
@@ -200,15 +215,18 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     if (timedOut || (options.stopAtFirstFit && incumbent) || gapNow() <= options.gap || Date.now() >= deadline) break;
     const stopAt = threshold();
     if (bounds[entry.index]! >= stopAt) continue;
-    const solved = await solveWithFallbacks(entry.placement, { ...options, gap: options.gap / 4 },
+    // Rebuilt with today's threshold: the incumbent has usually improved, so fewer choices remain (F0).
+    const placement = buildPlacementMip(scenario, entry.coefficients, bounds[entry.index]!, stopAt);
+    if (!placement) { bounds[entry.index] = Math.max(bounds[entry.index]!, stopAt); continue; }
+    const solved = await solveWithFallbacks(placement, { ...options, gap: options.gap / 4 },
       { timeLimitS: Math.max(0.05, (deadline - Date.now()) / 1000), stopWhenBoundAtLeast: stopAt }, faults, fallbacksUsed, faultCounts);
     if (!solved) continue;
     const { solution, engine } = solved;
-    if (solution.status === 'infeasible') { bounds[entry.index] = Infinity; continue; }
+    if (solution.status === 'infeasible') { bounds[entry.index] = Math.max(bounds[entry.index]!, stopAt); continue; }
     if (solution.boundProven && Number.isFinite(solution.dualBound)) {
-      bounds[entry.index] = Math.max(bounds[entry.index]!, solution.dualBound - entry.placement.tieBreakAllowanceS);
+      bounds[entry.index] = Math.max(bounds[entry.index]!, Math.min(stopAt, solution.dualBound - placement.tieBreakAllowanceS));
     }
-    if (solution.values) adoptMipPlan(entry.coefficients, entry.placement, solution, engine);
+    if (solution.values) adoptMipPlan(entry.coefficients, placement, solution, engine);
     report();
   }
 
