@@ -179,6 +179,61 @@ function addGradientSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoeffic
   const podSpans = addPodRows(cols, scenario);
   const intra = addIntraSiteSyncRows(cols, scenario, c, classes, podSpans);
   addExposureRows(cols, c, classes, intra, hosting?.spans, cross);
+  addWindowClassExposureRows(cols, c, classes, intra, hosting?.spans, cross);
+}
+
+/** The exposure forms of exposedSyncS for given windows: E >= share x sync - window. */
+function exposureForms(c: ConfigCoefficients, windowB: number, windowF: number): { share: number; window: number }[] {
+  return !c.overlapDp ? [{ share: 1, window: 0 }]
+    : c.config.zero === 0 ? [{ share: 1, window: windowB }]
+      : [{ share: 0.5, window: windowB }, { share: 0.5, window: windowF }, { share: 1, window: windowB + windowF }];
+}
+
+/**
+ * F11b: every replica group has its own tail (docs/cost-model.md): when layouts' compute windows
+ * differ (heterogeneous GPUs), layouts with equal windows form a class w with its own exposure
+ * E_w >= share x sync_j - window_{w,j}, and a used choice of the class needs T >= its pipeline + E_w.
+ * With one class, F6 and F11 already say this.
+ */
+function addWindowClassExposureRows(cols: Columns, c: ConfigCoefficients, classes: readonly number[][], intra: readonly number[], spans: readonly number[] | undefined, cross: { column: number; maxS: number } | undefined): void {
+  const { b, choices, T } = cols;
+  const byWindows = new Map<string, LayoutCoefficients[]>();
+  for (const layout of c.layouts) {
+    const key = [...layout.backwardWindowS, ...layout.forwardWindowS].map((w) => w.toPrecision(12)).join(',');
+    byWindows.set(key, [...(byWindows.get(key) ?? []), layout]);
+  }
+  if (byWindows.size < 2) return;
+  let w = 0;
+  for (const layouts of byWindows.values()) {
+    const members = choices.filter((ch) => layouts.includes(ch.layout));
+    if (members.length === 0) continue;
+    const windows = layouts[0]!;
+    let upper = 0;
+    const rows: (() => void)[] = [];
+    const Ew = b.addColumn(`dp_exposed_s[windows${w}]`, 0, Infinity);
+    classes.forEach((cls, ci) => {
+      for (const j of cls) {
+        for (const [f, form] of exposureForms(c, windows.backwardWindowS[j]!, windows.forwardWindowS[j]!).entries()) {
+          const a = form.share;
+          upper = Math.max(upper, a * (c.ringMaxS[j]! + (cross ? cross.maxS + 2 * c.minLinkLatencyS : 0)));
+          rows.push(() => b.addRow(`dp_exposed[windows${w},stage${j},form${f}]`, [[Ew, 1], [intra[j]!, -a]], -form.window, Infinity));
+          const span = spans?.[ci];
+          if (span !== undefined && cross) {
+            const bigM = a * (cross.maxS + 2 * c.minLinkLatencyS + c.ringMaxS[j]!);
+            rows.push(() => b.addRow(`dp_exposed_cross_site[windows${w},stage${j},form${f}]`,
+              [[Ew, 1], [intra[j]!, -a], [cross.column, -a], [span, -(a * 2 * c.minLinkLatencyS) - bigM]], -form.window - bigM, Infinity));
+          }
+        }
+      }
+    });
+    rows.forEach((add) => add());
+    for (const ch of members) {
+      // T >= pipeline + E_w when the choice is used; relaxed by the most E_w can be otherwise.
+      b.addRow(`pipeline_time_own_tail[${ch.layout.layout.id},m${ch.microbatches}]`,
+        [[T, 1], [Ew, -1], [ch.usedColumn, -(choicePipelineS(c, ch.layout, ch.microbatches) + upper)]], -upper, Infinity);
+    }
+    w++;
+  }
 }
 
 /** Columns x of the choices that place stage class `cls` on `site`. */
@@ -300,9 +355,7 @@ function addExposureRows(cols: Columns, c: ConfigCoefficients, classes: readonly
     for (const j of cls) {
       const windowB = Math.max(...c.layouts.map((l) => l.backwardWindowS[j]!));
       const windowF = Math.max(...c.layouts.map((l) => l.forwardWindowS[j]!));
-      const forms: { share: number; window: number }[] = !c.overlapDp ? [{ share: 1, window: 0 }]
-        : c.config.zero === 0 ? [{ share: 1, window: windowB }]
-          : [{ share: 0.5, window: windowB }, { share: 0.5, window: windowF }, { share: 1, window: windowB + windowF }];
+      const forms = exposureForms(c, windowB, windowF);
       const maxIntra = c.ringMaxS[j]!;
       forms.forEach((form, f) => {
         const a = form.share;

@@ -7,7 +7,7 @@ import { CALIBRATION } from './calibration-constants';
 import { addRouteLoad, busierDirectionBytes, emptyLoads, linkBusyS, linkSettings, ringHops, routeLatencyS, type LinkLoad } from './cross-site';
 import { reduceScatterS, tierForGroup } from './network';
 import { chainCrossings, exposedSyncS, pipelinePhaseS } from './pipeline';
-import { layOutPlan, type PlanLayout, type ReplicaGroupLayout } from './placement';
+import { layOutPlan, type PlanLayout, type ReplicaGroupLayout, type StageLayout } from './placement';
 import type { PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
 import { stageMemory, stageParams, type StageMemory } from './memory';
@@ -136,50 +136,33 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
   const zero3Exposed = (stage: number, site: number): number =>
     plan.zero >= 3 ? Math.max(0, 1.5 * dp.syncS[stage]! - (timeOf(stage, site).totalS)) : 0;
   const { pipelines, ppLoads, ppLinkStepS } = modelGroupPipelines(scenario, layout, settings, timeOf, zero3Exposed);
-  const criticalIndex = pipelines.reduce((best, p, g) => (p.phaseS > pipelines[best]!.phaseS ? g : best), 0);
-  const criticalPipeline = pipelines[criticalIndex]!;
-  const critical = {
-    group: criticalIndex,
-    bottleneckStage: criticalPipeline.bottleneckStage,
-    linkExcessS: criticalPipeline.linkExcessS,
-    bubbleS: criticalPipeline.bubbleS,
-    fillCrossS: criticalPipeline.fillCrossS,
-    microbatches: criticalPipeline.microbatches,
-  };
 
-  // Gradient sync exposed after the pipeline drains, per stage; the worst stage sets the iteration.
-  const criticalGroup = groups[critical.group]!;
-  const windows = overlapWindows(criticalGroup, timeOf);
-  let dpExposedS = 0;
-  let dpCrossShare = 0;
-  stages.forEach((_, stage) => {
-    const sync = dp.syncS[stage]!;
-    const exposed = exposedSyncS(plan, scenario.training.overlap.dataParallel, sync, windows.backwardS[stage]!, windows.forwardS[stage]!);
-    if (exposed > dpExposedS) {
-      dpExposedS = exposed;
-      dpCrossShare = sync > 0 ? dp.crossPerStageS[stage]! / sync : 0;
-    }
+  // Every replica group ends its iteration with its own tail: the gradient sync of each stage
+  // starts when that group's backward of the stage is done (all replicas join the same rings), so
+  // the part not hidden behind the group's remaining backward/forward work is exposed after its
+  // pipeline; then the optimizer step. The slowest group's end is the iteration (docs/cost-model.md).
+  const tails = groups.map((group, g) => ({ ...groupTail(plan, scenario, stages, dp, overlapWindows(group, timeOf)), optimizerS: optimizerStepS(scenario, plan, stages, group), g }));
+  const critical = tails.reduce((worst, t) => {
+    const end = (x: typeof t) => pipelines[x.g]!.phaseS + x.exposedS + x.optimizerS;
+    return end(t) > end(worst) ? t : worst;
   });
+  const criticalPipeline = pipelines[critical.g]!;
+  const criticalGroup = groups[critical.g]!;
+  const dpExposedS = critical.exposedS;
+  const dpCrossShare = critical.crossShare;
+  const optimizerS = critical.optimizerS;
 
-  const optimizerS = Math.max(...stages.map((stage) => {
-    const params = stageParams(scenario, plan, stage);
-    const shards = plan.zero >= 1 ? plan.dp * plan.cp : 1;
-    const owned = params.dense / shards + params.expert / Math.max(1, shards / plan.ep);
-    const slowestHbm = Math.min(...criticalGroup.stageSite.map((site) => scenario.sites[site]!.gpu.hbmGBps));
-    return (owned * CALIBRATION.optimizerBytesPerParam) / gBpsToBytesPerS(slowestHbm);
-  }));
-
-  const bottleneckTime = timeOf(critical.bottleneckStage, criticalGroup.stageSite[critical.bottleneckStage]!);
-  const m = critical.microbatches;
+  const bottleneckTime = timeOf(criticalPipeline.bottleneckStage, criticalGroup.stageSite[criticalPipeline.bottleneckStage]!);
+  const m = criticalPipeline.microbatches;
   const breakdown: Breakdown = {
     computeS: m * (bottleneckTime.forwardS + bottleneckTime.backwardS + bottleneckTime.recomputeS),
     tpExposedS: m * bottleneckTime.tpExposedS,
     cpExposedS: m * bottleneckTime.cpExposedS,
     epExposedS: m * bottleneckTime.epExposedS,
     ppExposedS: m * bottleneckTime.ppSendS,
-    dpExposedS: dpExposedS * (1 - dpCrossShare) + m * zero3Exposed(critical.bottleneckStage, criticalGroup.stageSite[critical.bottleneckStage]!),
-    bubbleS: critical.bubbleS,
-    crossSiteS: m * critical.linkExcessS + critical.fillCrossS + dpExposedS * dpCrossShare,
+    dpExposedS: dpExposedS * (1 - dpCrossShare) + m * zero3Exposed(criticalPipeline.bottleneckStage, criticalGroup.stageSite[criticalPipeline.bottleneckStage]!),
+    bubbleS: criticalPipeline.bubbleS,
+    crossSiteS: m * criticalPipeline.linkExcessS + criticalPipeline.fillCrossS + dpExposedS * dpCrossShare,
     optimizerS,
   };
   const iterationTimeS = Object.values(breakdown).reduce((sum, part) => sum + part, 0);
@@ -278,6 +261,35 @@ function checkBatch(scenario: Scenario, plan: PlanSpec, groups: readonly Replica
  * Compute a stage's gradient sync can hide behind: its last backward plus the backward of the
  * stages before it that drain after it; its parameter gather, the forwards before its first one.
  */
+/** A group's exposed gradient sync (the worst stage) and the cross-site share of it. */
+function groupTail(
+  plan: PlanSpec, scenario: Scenario, stages: readonly StageLayout[], dp: { readonly syncS: readonly number[]; readonly crossPerStageS: readonly number[] },
+  windows: { readonly backwardS: readonly number[]; readonly forwardS: readonly number[] },
+): { exposedS: number; crossShare: number } {
+  let exposedS = 0;
+  let crossShare = 0;
+  stages.forEach((_, stage) => {
+    const sync = dp.syncS[stage]!;
+    const exposed = exposedSyncS(plan, scenario.training.overlap.dataParallel, sync, windows.backwardS[stage]!, windows.forwardS[stage]!);
+    if (exposed > exposedS) {
+      exposedS = exposed;
+      crossShare = sync > 0 ? dp.crossPerStageS[stage]! / sync : 0;
+    }
+  });
+  return { exposedS, crossShare };
+}
+
+/** The optimizer step of a group: its largest owned parameter shard at its slowest HBM. */
+function optimizerStepS(scenario: Scenario, plan: PlanSpec, stages: readonly StageLayout[], group: ReplicaGroupLayout): number {
+  const slowestHbm = Math.min(...group.stageSite.map((site) => scenario.sites[site]!.gpu.hbmGBps));
+  return Math.max(...stages.map((stage) => {
+    const params = stageParams(scenario, plan, stage);
+    const shards = plan.zero >= 1 ? plan.dp * plan.cp : 1;
+    const owned = params.dense / shards + params.expert / Math.max(1, shards / plan.ep);
+    return (owned * CALIBRATION.optimizerBytesPerParam) / gBpsToBytesPerS(slowestHbm);
+  }));
+}
+
 function overlapWindows(group: ReplicaGroupLayout, timeOf: (stage: number, site: number) => StageTime) {
   const backwardS: number[] = [];
   const forwardS: number[] = [];
