@@ -190,7 +190,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     const stopAt = Number.isFinite(threshold()) ? threshold() : undefined;
     // HiGHS's callbacks keep the progress display alive during a long MIP.
     const heartbeat = options.onProgress ? () => report() : undefined;
-    const solved = await solveWithFallbacks(placement, options, { timeLimitS: remainingS, stopWhenBoundAtLeast: stopAt, onProgress: heartbeat }, faults, fallbacksUsed, faultCounts);
+    const solved = await solveWithFallbacks(placement, options, { timeLimitS: remainingS, stopWhenBoundAtLeast: stopAt, onProgress: heartbeat, haveIncumbent: incumbent !== undefined }, faults, fallbacksUsed, faultCounts);
     mipsSolved++;
     if (!solved || !solved.solution.values) {
       // Every backend failed or found nothing: keep the closed-form bound, and try the heuristic here.
@@ -219,7 +219,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     const placement = buildPlacementMip(scenario, entry.coefficients, bounds[entry.index]!, stopAt);
     if (!placement) { bounds[entry.index] = Math.max(bounds[entry.index]!, stopAt); continue; }
     const solved = await solveWithFallbacks(placement, { ...options, gap: options.gap / 4 },
-      { timeLimitS: Math.max(0.05, (deadline - Date.now()) / 1000), stopWhenBoundAtLeast: stopAt }, faults, fallbacksUsed, faultCounts);
+      { timeLimitS: Math.max(0.05, (deadline - Date.now()) / 1000), stopWhenBoundAtLeast: stopAt, haveIncumbent: incumbent !== undefined }, faults, fallbacksUsed, faultCounts);
     if (!solved) continue;
     const { solution, engine } = solved;
     if (solution.status === 'infeasible') { bounds[entry.index] = Math.max(bounds[entry.index]!, stopAt); continue; }
@@ -259,7 +259,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
 async function solveWithFallbacks(
   placement: PlacementMip,
   options: SearchOptions,
-  limits: { timeLimitS: number; stopWhenBoundAtLeast?: number; onProgress?: MipSolveOptions['onProgress'] },
+  limits: { timeLimitS: number; stopWhenBoundAtLeast?: number; onProgress?: MipSolveOptions['onProgress']; haveIncumbent?: boolean },
   faults: string[],
   fallbacksUsed: Set<string>,
   faultCounts: Map<MipBackend, number>,
@@ -277,6 +277,10 @@ async function solveWithFallbacks(
       if (solution.status === 'no-solution') {
         // Stopped because its bound reached the pruning threshold: an answer, not a fault.
         if (limits.stopWhenBoundAtLeast !== undefined && solution.boundProven && solution.dualBound >= limits.stopWhenBoundAtLeast) return { solution, engine: backend.name };
+        // Out of time without a placement. With an incumbent in hand this candidate keeps its
+        // bound and the search moves on (the same solver again would spend the same time for the
+        // same answer); without one, the fallback chain goes on to find a plan.
+        if (limits.haveIncumbent && solution.boundProven) return { solution, engine: backend.name };
         faults.push(`${backend.name}: no solution within the limit`);
         continue;
       }
