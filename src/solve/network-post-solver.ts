@@ -40,6 +40,8 @@ export function chooseNetworkSettings(scenario: Scenario, plan: PlanSpec): { pla
   for (let pass = 0; pass < 3; pass++) {
     let changed = false;
     scenario.links.forEach((_, i) => {
+      // A link the plan sends nothing over is indifferent to its settings.
+      if (best.evaluation.predicted.links[i]!.bytesPerIteration === 0) return;
       for (const option of linkSettingOptions(scenario, linkEnds(scenario, i))) {
         const trial = current.map((s, k) => (k === i ? option : s));
         const result = evaluateWith(trial);
