@@ -3,6 +3,7 @@
  * the list checked by the tests is test/fixtures/megatron-flags.txt). Pure.
  */
 import { evaluateLayout } from '../model/evaluate';
+import { interleavedGroupSize } from '../model/pipeline';
 import type { PlanLayout } from '../model/placement';
 import type { Scenario } from '../model/scenario';
 import { microbatchesPerReplica, networkNote } from './common';
@@ -34,8 +35,14 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
 
   switch (plan.schedule) {
     case '1f1b':
-    case 'interleaved':
       break;
+    case 'interleaved': {
+      // Megatron-LM's microbatch groups per model chunk: default pp; the cost model's N otherwise (docs/cost-model.md §5).
+      const groupSize = interleavedGroupSize(m, plan.pp);
+      if (groupSize === undefined) messages.push({ severity: 'error', message: `Megatron-LM's interleaved schedule needs at least pp = ${plan.pp} microbatches per data-parallel rank, the plan has ${m}` });
+      else if (groupSize !== plan.pp) args.push(['--microbatch-group-size-per-virtual-pipeline-stage', groupSize]);
+      break;
+    }
     case 'gpipe':
       messages.push({ severity: 'warning', message: 'Megatron-LM has no GPipe schedule; it runs 1F1B, which the cost model times the same and which holds fewer microbatches in flight' });
       break;

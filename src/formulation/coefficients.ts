@@ -8,7 +8,7 @@ import { CALIBRATION } from '../model/calibration-constants';
 import { routeLatencyS } from '../model/cross-site';
 import { stageMemory, stageParams } from '../model/memory';
 import { allReduceS, tierForGroup } from '../model/network';
-import { chainCrossings, exposedSyncS, pipelinePhaseS } from '../model/pipeline';
+import { chainCrossings, exposedSyncS, fillDrainS, forwardPartS } from '../model/pipeline';
 import { balancedLayers, buildStages, type StageLayout } from '../model/placement';
 import type { PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
@@ -75,19 +75,23 @@ export interface ConfigCoefficients {
 
 /**
  * Microbatch counts a replica may run when dp replicas share M microbatches: divisors of M
- * within a factor 4 of the even share M/dp (uneven shares let faster sites do more).
+ * within a factor 4 of the even share M/dp (uneven shares let faster sites do more), and at
+ * least `fewest` (see {@link fewestMicrobatches}).
  */
-export function microbatchCounts(totalMicrobatches: number, dp: number): number[] {
+export function microbatchCounts(totalMicrobatches: number, dp: number, fewest = 1): number[] {
   const even = totalMicrobatches / dp;
-  return divisors(totalMicrobatches).filter((k) => k >= even / 4 && k <= even * 4 && k <= totalMicrobatches - (dp - 1));
+  return divisors(totalMicrobatches).filter((k) => k >= fewest && k >= even / 4 && k <= even * 4 && k <= totalMicrobatches - (dp - 1));
 }
+
+/** The fewest microbatches a replica may run: pp for the interleaved schedule (Megatron-LM's microbatch groups), else 1. */
+export const fewestMicrobatches = (config: Pick<ParallelConfig, 'schedule' | 'pp'>): number => (config.schedule === 'interleaved' ? config.pp : 1);
 
 /**
  * The fewest microbatches the busiest replica can run: replicas average M/dp, so one runs at
  * least that many, and replica counts come from {@link microbatchCounts}. Infinity when none fits.
  */
-export function busiestReplicaMicrobatches(totalMicrobatches: number, dp: number): number {
-  return microbatchCounts(totalMicrobatches, dp).find((k) => k >= totalMicrobatches / dp) ?? Infinity;
+export function busiestReplicaMicrobatches(totalMicrobatches: number, dp: number, fewest = 1): number {
+  return microbatchCounts(totalMicrobatches, dp, fewest).find((k) => k >= totalMicrobatches / dp) ?? Infinity;
 }
 
 /** The plan fields of a configuration with a data-parallel degree (no placement). */
@@ -115,7 +119,7 @@ export function computeCoefficients(
   const plan = configPlan(config, dp);
   const { stages, times } = siteTimes;
   const totalMicrobatches = scenario.training.globalBatchSeqs / config.microBatchSeqs;
-  const microbatchChoices = microbatchCounts(totalMicrobatches, dp);
+  const microbatchChoices = microbatchCounts(totalMicrobatches, dp, fewestMicrobatches(config));
   const gpusPerStage = config.tp * config.cp;
 
   // Memory depends on the stage and k, not on the site; compare with each site's capacity.
@@ -130,7 +134,8 @@ export function computeCoefficients(
   };
   const layoutCoefficients = layouts.map((layout): LayoutCoefficients => {
     const steps = layout.stageSite.map((site, j) => times[site]![j]!.totalS);
-    const { bubbleS } = pipelinePhaseS(steps, 1, plan);
+    // The m-independent part of the bubble, non-decreasing in the (optimistic) stage times.
+    const bubbleS = fillDrainS(steps, steps.map((step, j) => forwardPartS(step, times[layout.stageSite[j]!]![j]!)), plan);
     const crossingsPerLink = new Map<number, number>();
     let crossingLatencyS = 0;
     const hops = chainCrossings(layout.stageSite, config.virtualStages);
@@ -217,7 +222,7 @@ const exposureOf = (c: ConfigCoefficients, syncS: number, backwardWindowS: numbe
  * phase (the candidate's quick bound).
  */
 export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): number {
-  const k = busiestReplicaMicrobatches(c.totalMicrobatches, c.dp);
+  const k = busiestReplicaMicrobatches(c.totalMicrobatches, c.dp, fewestMicrobatches(c.config));
   if (!Number.isFinite(k)) return Infinity;
   let oneLayout = Infinity;
   for (const layout of c.layouts) {

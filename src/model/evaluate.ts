@@ -6,7 +6,7 @@
 import { CALIBRATION } from './calibration-constants';
 import { addRouteLoad, busierDirectionBytes, emptyLoads, linkBusyS, linkSettings, ringHops, routeLatencyS, type LinkLoad } from './cross-site';
 import { reduceScatterS, tierForGroup } from './network';
-import { chainCrossings, exposedSyncS, pipelinePhaseS } from './pipeline';
+import { chainCrossings, exposedSyncS, forwardPartS, interleavedGroupSize, pipelineWithHopsS } from './pipeline';
 import { layOutPlan, type PlanLayout, type ReplicaGroupLayout, type StageLayout } from './placement';
 import type { PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
@@ -111,6 +111,7 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
     if (usedPerSite[s]! > site.gpus) violations.push(`${site.name} has ${site.gpus} GPUs, the plan uses ${usedPerSite[s]}`);
   });
   checkBatch(scenario, plan, groups, violations);
+  checkSchedule(plan, groups, violations);
   if (plan.network?.some((s) => s.gradientCompression !== 'none') && !scenario.search?.allowGradientCompression) {
     violations.push('gradient compression needs search.allowGradientCompression: true in the scenario');
   }
@@ -254,6 +255,15 @@ function checkBatch(scenario: Scenario, plan: PlanSpec, groups: readonly Replica
     violations.push(
       `globalBatchSeqs ${global} is not dp x microBatchSeqs x microbatches (${plan.dp} x ${plan.microBatchSeqs} x ${groups.map((g) => +g.microbatches.toFixed(3)).join('/')} = ${+covered.toFixed(3)})`,
     );
+  }
+}
+
+/** Megatron-LM's interleaved schedule needs at least pp microbatches per replica (docs/cost-model.md §5). */
+function checkSchedule(plan: PlanSpec, groups: readonly ReplicaGroupLayout[], violations: string[]): void {
+  if (plan.schedule !== 'interleaved') return;
+  const short = groups.filter((g) => Number.isInteger(g.microbatches) && interleavedGroupSize(g.microbatches, plan.pp) === undefined);
+  if (short.length > 0) {
+    violations.push(`the interleaved schedule needs at least pp = ${plan.pp} microbatches per replica, a replica group runs ${short.map((g) => g.microbatches).join('/')}`);
   }
 }
 
@@ -437,8 +447,6 @@ function modelGroupPipelines(
     const stepS = group.stageSite.map((site, stage) => stageTimes[stage]!.totalS + zero3Exposed(stage, site));
     const max = Math.max(...stepS);
     const bottleneckStage = stepS.indexOf(max);
-    let linkStep = 0;
-    let fillCrossS = 0;
     const hops: ChainHop[] = [];
     const p = group.stageSite.length;
     for (let q = 0; q + 1 < p * plan.virtualStages; q++) {
@@ -447,15 +455,11 @@ function modelGroupPipelines(
       if (from === to) continue;
       const links = scenario.routes[from]![to]!;
       const hopStep = Math.max(...links.map((link) => ppLinkStepS[link]!));
-      const latencyS = routeLatencyS(scenario, from, to);
-      hops.push({ virtualStage: q, fromSite: from, toSite: to, links, latencyS, stepS: hopStep });
-      linkStep = Math.max(linkStep, hopStep);
-      fillCrossS += 2 * (latencyS + hopStep);
+      hops.push({ virtualStage: q, fromSite: from, toSite: to, links, latencyS: routeLatencyS(scenario, from, to), stepS: hopStep });
     }
     const m = group.microbatches;
-    const { steadyS, bubbleS } = pipelinePhaseS(stepS, m, plan);
-    const linkExcessS = Math.max(0, linkStep - max);
-    const phaseS = steadyS + m * linkExcessS + bubbleS + fillCrossS;
+    const forwardS = stepS.map((step, j) => forwardPartS(step, stageTimes[j]!));
+    const { steadyS, bubbleS, linkExcessS, fillCrossS, phaseS } = pipelineWithHopsS(stepS, forwardS, m, plan, hops);
     return { group: g, replicas: group.replicas, microbatches: m, stageSite: group.stageSite, stageTimes, stepS, hops, bottleneckStage, steadyS, bubbleS, linkExcessS, fillCrossS, phaseS };
   });
   return { pipelines, ppLoads, ppLinkStepS };

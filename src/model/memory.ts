@@ -3,6 +3,7 @@
  * and activations by schedule and recomputation (docs/cost-model.md §5; Korthikanti et al. 2022).
  */
 import { CALIBRATION } from './calibration-constants';
+import { interleavedGroupSize } from './pipeline';
 import type { StageLayout } from './placement';
 import type { PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
@@ -43,7 +44,8 @@ export function stageParams(scenario: Scenario, plan: PlanSpec, stage: StageLayo
 
 /**
  * Microbatches whose activations a stage holds at its peak: 1F1B and ZB-H1 hold p - j, the
- * interleaved schedule (2(p-j-1) + (v-1)p + 1) / v (Megatron's warm-up count), GPipe all m.
+ * interleaved schedule (2(p-j-1) + (v-1)N + 1) / v (Megatron's warm-up count, N its microbatch
+ * group size: p when p divides m, see interleavedGroupSize), GPipe all m.
  */
 export function microbatchesInFlight(plan: PlanSpec, stageIndex: number, microbatches: number): number {
   const p = plan.pp;
@@ -51,7 +53,7 @@ export function microbatchesInFlight(plan: PlanSpec, stageIndex: number, microba
   let inFlight: number;
   switch (plan.schedule) {
     case 'gpipe': inFlight = microbatches; break;
-    case 'interleaved': inFlight = (2 * (p - stageIndex - 1) + (v - 1) * p + 1) / v; break;
+    case 'interleaved': inFlight = (2 * (p - stageIndex - 1) + (v - 1) * (interleavedGroupSize(Math.round(microbatches), p) ?? p) + 1) / v; break;
     case '1f1b':
     case 'zb-h1': inFlight = p - stageIndex; break;
   }

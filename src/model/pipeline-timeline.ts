@@ -8,6 +8,7 @@
  * Pure.
  */
 import { groupPipelines, type ChainHop, type GroupPipeline } from './evaluate';
+import { forwardPartS, interleavedGroupSize } from './pipeline';
 import type { PlanLayout } from './placement';
 import type { Schedule } from './plan-schema';
 import type { Scenario } from './scenario';
@@ -106,51 +107,21 @@ export function simulateSchedule(inputs: ScheduleInputs): PipelineTimeline {
   };
 
   const total = orders.reduce((sum, order) => sum + order.length, 0);
-  // Fixed per-stage orders; if they cannot complete (interleaving with a short last round of
-  // microbatches), each stage instead runs whichever of its next forward and next backward is ready first.
-  // ZB-H1 runs its deferred weight-gradient halves whenever the next forward or backward is not
-  // ready yet (Qi et al. 2024); other schedules run fixed per-stage orders unless those cannot
-  // complete (interleaving with a short last round of microbatches), in which case each stage runs
-  // whichever of its next forward and next backward is ready first.
-  const greedyWeights = inputs.schedule === 'zb-h1';
-  const dynamic = !greedyWeights && fixedOrderDeadlocks(orders, p, v, m);
-  const queues = orders.map((order) => ({
-    forwards: order.filter((op) => op.kind === 'forward'),
-    others: order.filter((op) => op.kind !== 'forward'),
-    f: 0,
-    o: 0,
-  }));
-  const required = orders.map((order) => order.filter((op) => op.kind !== 'weight'));
-  const weights = orders.map((order) => order.filter((op) => op.kind === 'weight'));
-  const weightNext = orders.map(() => 0);
-  const candidates = (j: number): OpSpec[] => {
-    if (greedyWeights) {
-      return [required[j]![next[j]! - weightNext[j]!], weights[j]![weightNext[j]!]].filter((op): op is OpSpec => op !== undefined);
-    }
-    if (!dynamic) return orders[j]![next[j]!] ? [orders[j]![next[j]!]!] : [];
-    const queue = queues[j]!;
-    return [queue.others[queue.o], queue.forwards[queue.f]].filter((op): op is OpSpec => op !== undefined);
-  };
   while (ops.length < total) {
     // Run the op that can start earliest, so that link queues see sends in time order.
     let pick = -1;
     let pickOp: OpSpec | undefined;
     let pickStart = Infinity;
     for (let j = 0; j < p; j++) {
-      for (const op of candidates(j)) {
-        const ready = readyAt(j, op);
-        if (Number.isNaN(ready)) continue;
-        const start = Math.max(free[j]!, ready);
-        if (start < pickStart) { pickStart = start; pick = j; pickOp = op; }
-      }
+      const op = orders[j]![next[j]!];
+      if (!op) continue;
+      const ready = readyAt(j, op);
+      if (Number.isNaN(ready)) continue;
+      const start = Math.max(free[j]!, ready);
+      if (start < pickStart) { pickStart = start; pick = j; pickOp = op; }
     }
     if (pick < 0 || !pickOp) throw new Error(`pipeline schedule ${inputs.schedule} deadlocked (p=${p}, v=${v}, m=${m})`);
     const op = pickOp;
-    if (greedyWeights && op.kind === 'weight') weightNext[pick]! += 1;
-    if (dynamic) {
-      const queue = queues[pick]!;
-      if (op.kind === 'forward') queue.f += 1; else queue.o += 1;
-    }
     const endS = pickStart + duration(op, pick);
     const q = op.chunk * p + pick;
     ops.push({ stage: pick, chunk: op.chunk, microbatch: op.microbatch, kind: op.kind, startS: pickStart, endS });
@@ -163,35 +134,6 @@ export function simulateSchedule(inputs: ScheduleInputs): PipelineTimeline {
   }
   const spanS = ops.reduce((max, op) => Math.max(max, op.endS), 0);
   return { schedule: inputs.schedule, stages: p, virtualStages: v, microbatches: m, ops, sends, spanS, busyS: busy };
-}
-
-/** Whether the fixed orders can run to completion, checked on dependencies alone (no times). */
-function fixedOrderDeadlocks(orders: readonly (readonly OpSpec[])[], p: number, v: number, m: number): boolean {
-  const chain = p * v;
-  const key = (kind: PipelineOpKind, q: number, mb: number) => (kind === 'forward' ? 0 : kind === 'backward' ? 1 : 2) * chain * m + q * m + mb;
-  const doneOps = new Uint8Array(3 * chain * m);
-  const next = orders.map(() => 0);
-  let remaining = orders.reduce((sum, order) => sum + order.length, 0);
-  let progressed = true;
-  while (remaining > 0 && progressed) {
-    progressed = false;
-    for (let j = 0; j < p; j++) {
-      for (;;) {
-        const op = orders[j]![next[j]!];
-        if (!op) break;
-        const q = op.chunk * p + j;
-        const ready = op.kind === 'forward' ? q === 0 || doneOps[key('forward', q - 1, op.microbatch)] === 1
-          : op.kind === 'weight' ? doneOps[key('backward', q, op.microbatch)] === 1
-            : q === chain - 1 ? doneOps[key('forward', q, op.microbatch)] === 1 : doneOps[key('backward', q + 1, op.microbatch)] === 1;
-        if (!ready) break;
-        doneOps[key(op.kind, q, op.microbatch)] = 1;
-        next[j]! += 1;
-        remaining -= 1;
-        progressed = true;
-      }
-    }
-  }
-  return remaining > 0;
 }
 
 function grid(rows: number, columns: number): number[][] {
@@ -211,34 +153,41 @@ function stageOrder(schedule: Schedule, j: number, p: number, v: number, m: numb
       return ops;
     case '1f1b':
     case 'zb-h1': {
-      // ZB-H1 (Qi et al. 2024): 1F1B with each backward split into input-gradient (B) and
-      // weight-gradient (W) halves; the Ws of the last p-j-1 microbatches wait to fill the drain.
+      // 1F1B: p - j - 1 warm-up forwards, then one forward and one backward in turn. ZB-H1 (Qi et
+      // al. 2024, §2.1) splits each backward into input-gradient (B) and weight-gradient (W)
+      // passes and starts stage j's Ws j microbatches late, so that every stage has p - 1
+      // microbatches in flight (warm-up plus deferred Ws); the deferred Ws fill the drain.
       const warmup = Math.min(m, p - j - 1);
-      const deferred = p - j - 1;
+      const deferred = j;
       let f = 0;
       let b = 0;
       let w = 0;
-      for (; f < warmup; f++) ops.push(F(f));
-      const afterBackward = () => {
+      const backward = () => {
+        ops.push(B(b++));
         if (schedule === 'zb-h1' && b - w > deferred) ops.push(W(w++));
       };
-      while (f < m) { ops.push(F(f++)); ops.push(B(b++)); afterBackward(); }
-      while (b < m) { ops.push(B(b++)); if (schedule === 'zb-h1' && w < b) ops.push(W(w++)); }
+      for (; f < warmup; f++) ops.push(F(f));
+      while (f < m) { ops.push(F(f++)); backward(); }
+      while (b < m) backward();
       if (schedule === 'zb-h1') while (w < m) ops.push(W(w++));
       return ops;
     }
     case 'interleaved': {
-      // Megatron-LM's interleaved 1F1B: microbatches in rounds of p, each round through chunk
-      // 0..v-1 forward and v-1..0 backward; warm-up (p - j - 1) * 2 + (v - 1) * p forwards.
+      // Megatron-LM's interleaved 1F1B (schedules.py, get_schedule_table): microbatches in groups
+      // of N (interleavedGroupSize), each group through chunk 0..v-1 forward and v-1..0 backward;
+      // warm-up (p - j - 1) * 2 + (v - 1) * N forwards, then one forward and one backward in turn.
+      const n = interleavedGroupSize(m, p);
+      if (n === undefined) throw new Error(`the interleaved schedule needs at least p = ${p} microbatches, got ${m}`);
       const forwards: OpSpec[] = [];
       const backwards: OpSpec[] = [];
-      for (let start = 0; start < m; start += p) {
-        const end = Math.min(m, start + p);
+      for (let start = 0; start < m; start += n) {
+        const end = start + n >= m ? m : start + n;
         for (let c = 0; c < v; c++) for (let i = start; i < end; i++) forwards.push(F(i, c));
         for (let c = v - 1; c >= 0; c--) for (let i = start; i < end; i++) backwards.push(B(i, c));
+        if (end === m) break;
       }
       const totalOps = forwards.length;
-      const warmup = m === p ? totalOps : Math.min(totalOps, (p - j - 1) * 2 + (v - 1) * p);
+      const warmup = Math.min(totalOps, (p - j - 1) * 2 + (v - 1) * n);
       let f = 0;
       let b = 0;
       for (; f < warmup; f++) ops.push(forwards[f]!);
@@ -253,11 +202,7 @@ function stageOrder(schedule: Schedule, j: number, p: number, v: number, m: numb
 export function scheduleInputsForGroup(layout: PlanLayout, pipeline: GroupPipeline): ScheduleInputs {
   const { plan } = layout;
   // Each stage's step (compute plus exposed communication) split in the ratio of forward to backward work.
-  const forwardS = pipeline.stepS.map((step, j) => {
-    const t = pipeline.stageTimes[j]!;
-    const work = t.forwardS + t.backwardS + t.recomputeS;
-    return work > 0 ? (step * t.forwardS) / work : step / 3;
-  });
+  const forwardS = pipeline.stepS.map((step, j) => forwardPartS(step, pipeline.stageTimes[j]!));
   return {
     schedule: plan.schedule,
     virtualStages: plan.virtualStages,

@@ -3,10 +3,10 @@
  * cheap lower bound, so the planner can visit them best-first and prune the rest
  * (docs/formulation.md §4).
  */
-import { busiestReplicaMicrobatches, computeCoefficients, maxReplicas, siteStageTimes, type ConfigCoefficients } from '../formulation/coefficients';
+import { busiestReplicaMicrobatches, computeCoefficients, fewestMicrobatches, maxReplicas, siteStageTimes, type ConfigCoefficients } from '../formulation/coefficients';
 import { dataParallelDegrees, enumerateConfigs, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../formulation/search-space';
 import { stageMemory } from '../model/memory';
-import { pipelinePhaseS } from '../model/pipeline';
+import { fillDrainS, forwardPartS, zeroBubbleShareS } from '../model/pipeline';
 import type { Scenario } from '../model/scenario';
 
 export interface Candidate {
@@ -44,7 +44,14 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
     // Fastest possible step of each stage over the sites layouts can use.
     const fastest = times.stages.map((_, j) => Math.min(...[...usableSites].map((s) => times.times[s]![j]!.totalS)));
     const slowestStage = Math.max(...fastest);
-    const bubbleS = pipelinePhaseS(fastest, 1, { ...config, dp: 1 }).bubbleS;
+    // Forward parts at the fastest step, with the forward share of the usable site whose ZB-H1 fill/drain share
+    // (zeroBubbleShareS) is smallest: every term of fillDrainS is then at most any placement's.
+    const fastestForward = times.stages.map((_, j) => {
+      const shares = [...usableSites].map((s) => forwardPartS(1, times.times[s]![j]!));
+      const share = shares.reduce((best, sh) => (zeroBubbleShareS(1, sh) < zeroBubbleShareS(1, best) ? sh : best));
+      return fastest[j]! * share;
+    });
+    const bubbleS = fillDrainS(fastest, fastestForward, config);
     // Fluid bound: a replica's step is at least the fastest stage time of every site it uses, so its
     // rate is at most a GPU-weighted mix of per-site rates; fill the fastest sites' stage slots first.
     const slots = [...usableSites].map((s) => ({
@@ -64,7 +71,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
     const largestMemoryGiB = Math.max(...[...usableSites].map((s) => scenario.sites[s]!.gpu.memoryGiB));
     for (const dp of dataParallelDegrees(totalMicrobatches, replicas)) {
       if ((dp * config.cp) % config.ep !== 0) continue; // experts are sharded over data-parallel ranks
-      const k = busiestReplicaMicrobatches(totalMicrobatches, dp);
+      const k = busiestReplicaMicrobatches(totalMicrobatches, dp, fewestMicrobatches(config));
       // A stage that does not fit the largest GPU even with one microbatch in flight rules (config, dp) out.
       const plan = { ...config, dp };
       const needGiB = Math.max(...times.stages.map((stage) => stageMemory(scenario, plan, stage, 1).totalGiB));
