@@ -1,0 +1,98 @@
+/**
+ * The enumeration perf work changes no result: the current candidate enumeration and refined
+ * bounds against a frozen copy of the code before it (bench/reference): same candidates in the
+ * same order (configuration, dp, quick bound and memory need bit for bit), same coefficients
+ * (what the placement MIP is built from) and the same refined bounds, on the fixtures, on
+ * generated multi-site scenarios (bench/plan-scaling.ts) and on random mutations of the fixtures.
+ */
+import fc from 'fast-check';
+import {
+  enumerationDifferences, fixtureEnumerationCases, planScalingCases, runEnumeration, spreadIndices, type EnumerationCase,
+} from '../bench/enumeration-cases';
+import { FULL_SPACE, type SpaceRestriction } from '../src/formulation/search-space';
+import { parseScenario, type Scenario } from '../src/model/scenario';
+import { ScenarioValidationError } from '../src/model/validation-error';
+import type { ScenarioSpec } from '../src/model/scenario-schema';
+import { clone, readFixture } from './helpers/fixtures';
+
+type Json = any; // a scenario document being mutated
+
+const RESTRICTIONS: readonly (readonly [string, SpaceRestriction])[] = [
+  ['full space', FULL_SPACE],
+  ['whole replicas, 1f1b/interleaved', { layouts: 'whole', schedules: ['1f1b', 'interleaved'], defaultNetworkOnly: true }],
+  ['split replicas', { layouts: 'split', defaultNetworkOnly: true }],
+];
+
+function expectSame(c: EnumerationCase, restriction: SpaceRestriction, refinedLimit: number): void {
+  const indices = spreadIndices(refinedLimit);
+  const expected = runEnumeration('reference', c.scenario, restriction, indices, true);
+  const actual = runEnumeration('current', c.scenario, restriction, indices, true);
+  expect(enumerationDifferences(expected, actual)).toEqual([]);
+}
+
+describe('candidate enumeration and refined bounds equal the reference (code before the perf work)', () => {
+  describe.each(RESTRICTIONS)('%s', (_, restriction) => {
+    test.each(fixtureEnumerationCases().map((c) => [c.name, c] as const))('%s', (_name, c) => {
+      expectSame(c, restriction, 150);
+    });
+  });
+
+  test.each(planScalingCases([3, 5]).map((c) => [c.name, c] as const))('%s (full space)', (_name, c) => {
+    expectSame(c, FULL_SPACE, 120);
+  });
+
+  test('random mutations of the fixtures (search space, ZeRO, schedules, model shape, sites)', () => {
+    const bases = ['small/one-site', 'small/two-sites', 'small/moe-two-sites', 'small/three-heterogeneous', 'llama3-8b-one-site']
+      .map((name) => readFixture(name) as ScenarioSpec);
+    const mutation = fc.record({
+      base: fc.nat({ max: bases.length - 1 }),
+      layers: fc.option(fc.integer({ min: 2, max: 40 })),
+      moe: fc.option(fc.record({ experts: fc.constantFrom(4, 8, 16), topK: fc.constantFrom(1, 2), denseLayers: fc.integer({ min: 0, max: 3 }), sharedExperts: fc.constantFrom(0, 1) })),
+      tiedEmbeddings: fc.boolean(),
+      dropout: fc.boolean(),
+      flashAttention: fc.boolean(),
+      seqLen: fc.option(fc.constantFrom(1024, 2048, 4096, 32768)),
+      globalBatchSeqs: fc.option(fc.constantFrom(6, 8, 12, 16, 24, 64)),
+      gpus: fc.option(fc.constantFrom(8, 16, 24, 40, 64)),
+      gpuType: fc.option(fc.constantFrom('A100-80GB', 'H100-SXM', 'H200', 'B200')),
+      zero: fc.option(fc.subarray([0, 1, 2, 3] as const, { minLength: 1 })),
+      schedules: fc.option(fc.subarray(['gpipe', '1f1b', 'interleaved', 'zb-h1'] as const, { minLength: 1 })),
+      virtualStages: fc.option(fc.subarray([2, 3, 4], { minLength: 1 })),
+      recompute: fc.option(fc.subarray(['none', 'selective', 'full'] as const, { minLength: 1 })),
+      ep: fc.option(fc.subarray([1, 2, 4], { minLength: 1 })),
+      cp: fc.option(fc.subarray([1, 2], { minLength: 1 })),
+      compression: fc.boolean(),
+    });
+    let valid = 0;
+    fc.assert(fc.property(mutation, (m) => {
+      const spec: Json = clone(bases[m.base]!);
+      const model: Json = spec.model;
+      if (m.layers !== null) model['layers'] = m.layers;
+      if (m.moe !== null) model['moe'] = { ...m.moe, expertFfnHidden: 512 };
+      model['tiedEmbeddings'] = m.tiedEmbeddings;
+      model['dropout'] = m.dropout;
+      const training: Json = spec.training;
+      training['flashAttention'] = m.flashAttention;
+      if (m.seqLen !== null) training['seqLen'] = m.seqLen;
+      if (m.globalBatchSeqs !== null) training['globalBatchSeqs'] = m.globalBatchSeqs;
+      for (const site of spec.cluster.sites as Json[]) {
+        if (m.gpus !== null) site['gpus'] = m.gpus;
+        if (m.gpuType !== null) site['gpuType'] = m.gpuType;
+      }
+      const search: Json = { ...(spec.search ?? {}), allowGradientCompression: m.compression };
+      for (const key of ['zero', 'schedules', 'virtualStages', 'recompute', 'ep', 'cp'] as const) if (m[key] !== null) search[key] = [...m[key]!];
+      if (!model['moe'] && m.ep !== null) delete search['ep'];
+      spec.search = search;
+      let scenario: Scenario;
+      try {
+        scenario = parseScenario(spec, 'mutation');
+      } catch (error) {
+        if (error instanceof ScenarioValidationError) return; // an invalid mutation: nothing to enumerate
+        throw error;
+      }
+      valid++;
+      expectSame({ name: 'mutation', scenario }, FULL_SPACE, 60);
+    }), { numRuns: 80, seed: 20240611 });
+    expect(valid).toBeGreaterThanOrEqual(40);
+  });
+});
