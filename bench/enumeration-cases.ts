@@ -53,6 +53,9 @@ export interface EnumerationResult {
   /** [outerLowerBound, capacityLowerBound] of the candidates at `refinedIndices`. */
   readonly refined: readonly (readonly [number, number])[];
   readonly coefficients: readonly ConfigCoefficients[];
+  /** Wall time of the enumeration, and of the refined bounds (coefficients included), ms. */
+  readonly enumerateMs: number;
+  readonly refineMs: number;
 }
 
 export type Implementation = 'reference' | 'current';
@@ -62,7 +65,9 @@ export type Implementation = 'reference' | 'current';
  * (indices into the candidate list) with one implementation.
  */
 export function runEnumeration(impl: Implementation, scenario: Scenario, restriction: SpaceRestriction, refinedIndices: (count: number) => readonly number[], keepCoefficients = false): EnumerationResult {
+  const started = process.hrtime.bigint();
   const candidates: readonly Candidate[] = impl === 'reference' ? reference.enumerateCandidates(scenario, restriction) : enumerateCandidates(scenario, restriction);
+  const enumerated = process.hrtime.bigint();
   const siteGpus = scenario.sites.map((s) => s.gpus);
   const outer = impl === 'reference' ? referenceBounds.outerLowerBound : outerLowerBound;
   const capacity = impl === 'reference' ? referenceBounds.capacityLowerBound : capacityLowerBound;
@@ -74,7 +79,8 @@ export function runEnumeration(impl: Implementation, scenario: Scenario, restric
     refined.push([outer(c, candidate.quickBoundS), capacity(c, siteGpus)]);
     if (keepCoefficients) coefficients.push(c);
   }
-  return { candidates, refined, coefficients };
+  const refinedAt = process.hrtime.bigint();
+  return { candidates, refined, coefficients, enumerateMs: Number(enumerated - started) / 1e6, refineMs: Number(refinedAt - enumerated) / 1e6 };
 }
 
 /** Every index, or `limit` indices spread evenly over the list (always the first ones included). */

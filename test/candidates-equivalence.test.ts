@@ -13,7 +13,14 @@ import { FULL_SPACE, type SpaceRestriction } from '../src/formulation/search-spa
 import { parseScenario, type Scenario } from '../src/model/scenario';
 import { ScenarioValidationError } from '../src/model/validation-error';
 import type { ScenarioSpec } from '../src/model/scenario-schema';
-import { clone, readFixture } from './helpers/fixtures';
+import { clone, loadFixture, readFixture } from './helpers/fixtures';
+import * as referenceMemory from '../bench/reference/memory';
+import * as referencePlacement from '../bench/reference/placement';
+import * as referenceStageCost from '../bench/reference/stage-cost';
+import { stageMemory } from '../src/model/memory';
+import { balancedLayers, buildStages } from '../src/model/placement';
+import type { PlanSpec } from '../src/model/plan-schema';
+import { stageTime } from '../src/model/stage-cost';
 
 type Json = any; // a scenario document being mutated
 
@@ -94,5 +101,44 @@ describe('candidate enumeration and refined bounds equal the reference (code bef
       expectSame({ name: 'mutation', scenario }, FULL_SPACE, 60);
     }), { numRuns: 80, seed: 20240611 });
     expect(valid).toBeGreaterThanOrEqual(40);
+  });
+
+  test('balancedLayers equals the reference for every layer count up to 200 and stage count up to 64', () => {
+    const mismatches: string[] = [];
+    for (let layers = 1; layers <= 200; layers++) {
+      for (let stages = 1; stages <= 64; stages++) {
+        const now = balancedLayers(layers, stages).join(',');
+        const before = referencePlacement.balancedLayers(layers, stages).join(',');
+        if (now !== before) mismatches.push(`${layers} layers, ${stages} stages: ${now} vs ${before}`);
+      }
+    }
+    expect(mismatches.slice(0, 5)).toEqual([]);
+  });
+
+  test('stage memory, stage times and stages equal the reference bit for bit (random plans, awkward sizes)', () => {
+    const scenarios = ['deepseek-v3-moe-two-sites', 'llama3-70b-three-regions', 'small/three-heterogeneous'].map(loadFixture);
+    const planArbitrary = fc.record({
+      scenario: fc.nat({ max: scenarios.length - 1 }),
+      tp: fc.constantFrom(1, 2, 4, 8), cp: fc.constantFrom(1, 2, 3), ep: fc.constantFrom(1, 2, 4),
+      pp: fc.integer({ min: 1, max: 16 }), dp: fc.integer({ min: 1, max: 300 }), microBatchSeqs: fc.constantFrom(1, 2, 3, 4),
+      schedule: fc.constantFrom('gpipe', '1f1b', 'interleaved', 'zb-h1'), virtualStages: fc.constantFrom(1, 2, 3, 5),
+      recompute: fc.constantFrom('none', 'selective', 'full'), zero: fc.constantFrom(0, 1, 2, 3),
+      microbatches: fc.oneof(fc.integer({ min: 1, max: 64 }), fc.double({ min: 0.5, max: 40, noNaN: true })),
+      flashAttention: fc.boolean(), sitesUsedGpus: fc.constantFrom(0, 100000),
+    });
+    fc.assert(fc.property(planArbitrary, (a) => {
+      const base = scenarios[a.scenario]!;
+      const scenario = { ...base, training: { ...base.training, flashAttention: a.flashAttention } };
+      const plan = { tp: a.tp, cp: a.cp, ep: a.ep, pp: a.pp, dp: a.dp, microBatchSeqs: a.microBatchSeqs, schedule: a.schedule, virtualStages: a.virtualStages, recompute: a.recompute, zero: a.zero } as PlanSpec;
+      const layers = referencePlacement.balancedLayers(scenario.model.layers, plan.pp);
+      const stages = buildStages(scenario, plan, layers);
+      expect(stages).toEqual(referencePlacement.buildStages(scenario, plan, layers));
+      for (const stage of stages) {
+        expect(stageMemory(scenario, plan, stage, a.microbatches)).toStrictEqual(referenceMemory.stageMemory(scenario, plan, stage, a.microbatches));
+        for (const site of scenario.sites) {
+          expect(stageTime(scenario, plan, stage, site, a.sitesUsedGpus)).toStrictEqual(referenceStageCost.stageTime(scenario, plan, stage, site, a.sitesUsedGpus));
+        }
+      }
+    }), { numRuns: 300, seed: 7 });
   });
 });

@@ -6,15 +6,15 @@
  */
 import { CALIBRATION } from '../model/calibration-constants';
 import { routeLatencyS } from '../model/cross-site';
-import { stageMemory, stageParams } from '../model/memory';
+import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB } from '../model/memory';
 import { allReduceS, tierForGroup } from '../model/network';
 import { chainCrossings, exposedSyncS, pipelinePhaseS } from '../model/pipeline';
-import { balancedLayers, buildStages, type StageLayout } from '../model/placement';
+import type { StageLayout } from '../model/placement';
 import type { PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
-import { stageTime, type StageTime } from '../model/stage-cost';
 import { BF16_BYTES, gBpsToBytesPerS } from '../model/units';
 import { divisors, type ParallelConfig, type ReplicaLayout } from './search-space';
+import type { StageTables } from './stage-tables';
 
 /** Per-layout constants. */
 export interface LayoutCoefficients {
@@ -76,18 +76,26 @@ export interface ConfigCoefficients {
 /**
  * Microbatch counts a replica may run when dp replicas share M microbatches: divisors of M
  * within a factor 4 of the even share M/dp (uneven shares let faster sites do more).
+ * `divisorsOfTotal` (divisors of M, ascending) may be passed when the caller has them.
  */
-export function microbatchCounts(totalMicrobatches: number, dp: number): number[] {
+export function microbatchCounts(totalMicrobatches: number, dp: number, divisorsOfTotal: readonly number[] = divisors(totalMicrobatches)): number[] {
   const even = totalMicrobatches / dp;
-  return divisors(totalMicrobatches).filter((k) => k >= even / 4 && k <= even * 4 && k <= totalMicrobatches - (dp - 1));
+  return divisorsOfTotal.filter((k) => k >= even / 4 && k <= even * 4 && k <= totalMicrobatches - (dp - 1));
 }
 
 /**
  * The fewest microbatches the busiest replica can run: replicas average M/dp, so one runs at
  * least that many, and replica counts come from {@link microbatchCounts}. Infinity when none fits.
+ * That is the least divisor of M at or above M/dp if it is within the counts' upper limits (a
+ * larger divisor cannot be: the limits are upper bounds, and M/dp is above the lower one).
  */
-export function busiestReplicaMicrobatches(totalMicrobatches: number, dp: number): number {
-  return microbatchCounts(totalMicrobatches, dp).find((k) => k >= totalMicrobatches / dp) ?? Infinity;
+export function busiestReplicaMicrobatches(totalMicrobatches: number, dp: number, divisorsOfTotal: readonly number[] = divisors(totalMicrobatches)): number {
+  const even = totalMicrobatches / dp;
+  for (const k of divisorsOfTotal) {
+    if (k < even) continue;
+    return k <= even * 4 && k <= totalMicrobatches - (dp - 1) ? k : Infinity;
+  }
+  return Infinity;
 }
 
 /** The plan fields of a configuration with a data-parallel degree (no placement). */
@@ -97,25 +105,22 @@ export const configPlan = (config: ParallelConfig, dp: number): PlanSpec => ({ .
 export const maxReplicas = (scenario: Scenario, config: ParallelConfig): number =>
   scenario.sites.reduce((sum, site) => sum + Math.floor(site.gpus / (config.tp * config.cp * config.pp)), 0);
 
-/** Per-site stage times for a configuration (independent of dp), with the optimistic pod assumption. */
-export function siteStageTimes(scenario: Scenario, config: ParallelConfig): { stages: StageLayout[]; times: StageTime[][] } {
-  const plan = configPlan(config, 1);
-  const stages = buildStages(scenario, plan, balancedLayers(scenario.model.layers, config.pp));
-  const times = scenario.sites.map((site) => stages.map((stage) => stageTime(scenario, plan, stage, site, 0)));
-  return { stages, times };
-}
-
+/**
+ * The coefficients of (config, dp). `tables` holds the scenario's stages, stage times and memory
+ * bases (shared by the enumeration; a fresh `new StageTables(scenario)` gives the same numbers).
+ */
 export function computeCoefficients(
   scenario: Scenario,
   config: ParallelConfig,
   dp: number,
   layouts: readonly ReplicaLayout[],
-  siteTimes: { stages: StageLayout[]; times: StageTime[][] },
+  tables: StageTables,
 ): ConfigCoefficients {
   const plan = configPlan(config, dp);
-  const { stages, times } = siteTimes;
+  const { stages, times } = tables.siteStageTimes(config);
+  const memoryBases = tables.memoryBases(config);
   const totalMicrobatches = scenario.training.globalBatchSeqs / config.microBatchSeqs;
-  const microbatchChoices = microbatchCounts(totalMicrobatches, dp);
+  const microbatchChoices = microbatchCounts(totalMicrobatches, dp, tables.divisors(totalMicrobatches));
   const gpusPerStage = config.tp * config.cp;
 
   // Memory depends on the stage and k, not on the site; compare with each site's capacity.
@@ -123,7 +128,8 @@ export function computeCoefficients(
   const memoryFits = (stage: StageLayout, site: number, k: number) => {
     let need = memoryGiB[stage.index]!.get(k);
     if (need === undefined) {
-      need = stageMemory(scenario, plan, stage, k).totalGiB;
+      const basis = memoryBases[stage.index]!;
+      need = stageMemoryTotalGiB(basis, plan, activationsGiB(basis, microbatchesInFlight(plan, stage.index, k)));
       memoryGiB[stage.index]!.set(k, need);
     }
     return need <= scenario.sites[site]!.gpu.memoryGiB;
@@ -162,10 +168,7 @@ export function computeCoefficients(
   });
 
   const compression = scenario.search?.allowGradientCompression ? 0.5 : 1;
-  const gradBytesPerGpu = stages.map((stage) => {
-    const params = stageParams(scenario, plan, stage);
-    return BF16_BYTES * (params.dense + params.expert);
-  });
+  const gradBytesPerGpu = memoryBases.map(({ params }) => BF16_BYTES * (params.dense + params.expert));
   // Ring time is non-decreasing in the rank count; the fastest site's tier gives the lower bound.
   const ringLowerBound = (bytes: number, ranks: number) =>
     Math.min(...scenario.sites.map((site) => allReduceS(bytes, ranks, tierForGroup(site, ranks * config.tp, false))));
@@ -174,11 +177,10 @@ export function computeCoefficients(
   const linkBytesPerS = scenario.links.map((link) => link.bandwidthBytesPerS * CALIBRATION.crossSiteLinkEfficiency);
   const siteLinkBytesPerS = scenario.sites.map((site) =>
     scenario.links.filter((l) => l.siteA === site.index || l.siteB === site.index).map((l) => linkBytesPerS[l.index]!));
-  const optimizerS = Math.max(...stages.map((stage) => {
-    const params = stageParams(scenario, plan, stage);
+  const fastestHbm = Math.max(...scenario.sites.map((s) => s.gpu.hbmGBps));
+  const optimizerS = Math.max(...memoryBases.map(({ params }) => {
     const shards = config.zero >= 1 ? dp * config.cp : 1;
     const owned = params.dense / shards + params.expert / Math.max(1, shards / config.ep);
-    const fastestHbm = Math.max(...scenario.sites.map((s) => s.gpu.hbmGBps));
     return (owned * CALIBRATION.optimizerBytesPerParam) / gBpsToBytesPerS(fastestHbm);
   }));
 
