@@ -47,6 +47,32 @@ export const planScalingCases = (sites?: readonly number[]): EnumerationCase[] =
   .filter((row) => !sites || sites.includes(row.sites.length))
   .map((row) => ({ name: `plan-scaling ${row.model} ${row.sites.length}-site`, scenario: scenarioFor(row) }));
 
+/**
+ * The 240 scenarios of bench/batch-scaling.ts's sweep: the small one-site fixture without its
+ * `search` block (the default plan space) over GPU type x GPU count x global batch x layers.
+ */
+export function batchSweepScenarios(): Scenario[] {
+  const base = readJsonFile(path.join(repositoryRoot(), 'fixtures', 'small', 'one-site.json')) as Record<string, unknown>;
+  delete base['search'];
+  delete base['$schema'];
+  const scenarios: Scenario[] = [];
+  for (const gpuType of ['H100-SXM', 'A100-80GB', 'H200', 'B200', 'H800']) {
+    for (const gpus of [8, 16, 24, 32, 48, 64]) {
+      for (const globalBatchSeqs of [8, 16, 32, 64]) {
+        for (const layers of [8, 16]) {
+          const spec = JSON.parse(JSON.stringify(base)) as { model: { layers: number }; training: { globalBatchSeqs: number }; cluster: { sites: { gpuType: string; gpus: number }[] } };
+          spec.model.layers = layers;
+          spec.training.globalBatchSeqs = globalBatchSeqs;
+          spec.cluster.sites[0]!.gpuType = gpuType;
+          spec.cluster.sites[0]!.gpus = gpus;
+          scenarios.push(parseScenario(spec, `batch-sweep ${gpuType} ${gpus} GPUs, batch ${globalBatchSeqs}, ${layers} layers`));
+        }
+      }
+    }
+  }
+  return scenarios;
+}
+
 /** What must not change: the candidate list in order, and each candidate's refined bounds. */
 export interface EnumerationResult {
   readonly candidates: readonly Candidate[];

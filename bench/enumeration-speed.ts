@@ -9,8 +9,9 @@
  */
 import * as os from 'os';
 import { FULL_SPACE } from '../src/formulation/search-space';
+import type { Scenario } from '../src/model/scenario';
 import {
-  enumerationDifferences, fixtureEnumerationCases, planScalingCases, runEnumeration, type EnumerationResult, type Implementation,
+  batchSweepScenarios, enumerationDifferences, fixtureEnumerationCases, planScalingCases, runEnumeration, type EnumerationResult, type Implementation,
 } from './enumeration-cases';
 
 const repeats = Number(process.argv[2] ?? 5);
@@ -27,33 +28,52 @@ const ratio = (old: number, now: number) => `${(old / now).toFixed(1)}x`;
 /** The refine phase's order: the best candidates first (those with a finite quick bound). */
 const bestFirst = (count: number) => Array.from({ length: Math.min(count, refinedCount) }, (_, i) => i);
 
-const cases = [...fixtureEnumerationCases(), ...planScalingCases()];
-console.log(`enumeration speed: ${cases.length} scenarios, ${repeats} repeats (old and new alternating; medians), refined bounds of the best ${refinedCount} candidates; ${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(2)}`);
+/** A row: one scenario, or a set whose times add up (the batch sweep). */
+interface Row { readonly name: string; readonly scenarios: readonly Scenario[] }
+const rows: Row[] = [
+  ...[...fixtureEnumerationCases(), ...planScalingCases()].map((c) => ({ name: c.name, scenarios: [c.scenario] })),
+  { name: 'batch-scaling sweep (240 one-site scenarios, summed)', scenarios: batchSweepScenarios() },
+];
+
+/** One pass over a row's scenarios: summed times, and whether every result matched the other implementation's. */
+function runRow(impl: Implementation, row: Row): { enumerateMs: number; refineMs: number; candidates: number; results: EnumerationResult[] } {
+  const results = row.scenarios.map((scenario) => runEnumeration(impl, scenario, FULL_SPACE, bestFirst));
+  return {
+    enumerateMs: results.reduce((sum, r) => sum + r.enumerateMs, 0),
+    refineMs: results.reduce((sum, r) => sum + r.refineMs, 0),
+    candidates: results.reduce((sum, r) => sum + r.candidates.length, 0),
+    results,
+  };
+}
+
+console.log(`enumeration speed: ${rows.length} rows, ${repeats} repeats (old and new alternating; medians), refined bounds of the best ${refinedCount} candidates; ${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(2)}`);
 console.log('');
 console.log('| scenario | candidates | enumerate old ms | new ms | old / new | refine old ms | new ms | old / new | total old ms | new ms | old / new |');
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 const totals = { old: 0, now: 0 };
 let mismatches = 0;
-for (const c of cases) {
-  const runs: Record<Implementation, EnumerationResult[]> = { reference: [], current: [] };
+for (const row of rows) {
+  const runs: Record<Implementation, ReturnType<typeof runRow>[]> = { reference: [], current: [] };
   // One warm-up each, then alternate the order so that drifting load favours neither side.
   for (let r = 0; r <= repeats; r++) {
     const order: Implementation[] = r % 2 === 0 ? ['reference', 'current'] : ['current', 'reference'];
     for (const impl of order) {
-      const result = runEnumeration(impl, c.scenario, FULL_SPACE, bestFirst);
+      const result = runRow(impl, row);
       if (r > 0) runs[impl].push(result);
     }
   }
-  const differences = enumerationDifferences(runs.reference[0]!, runs.current[0]!);
-  if (differences.length > 0) { mismatches++; console.error(`${c.name}: results differ: ${differences.join('; ')}`); }
+  runs.reference[0]!.results.forEach((expected, i) => {
+    const differences = enumerationDifferences(expected, runs.current[0]!.results[i]!);
+    if (differences.length > 0) { mismatches++; console.error(`${row.scenarios[i]!.name}: results differ: ${differences.join('; ')}`); }
+  });
   const med = (impl: Implementation, key: 'enumerateMs' | 'refineMs') => median(runs[impl].map((x) => x[key]));
   const old = { e: med('reference', 'enumerateMs'), r: med('reference', 'refineMs') };
   const now = { e: med('current', 'enumerateMs'), r: med('current', 'refineMs') };
   totals.old += old.e + old.r;
   totals.now += now.e + now.r;
-  console.log(`| ${c.name} | ${runs.current[0]!.candidates.length} | ${ms(old.e)} | ${ms(now.e)} | ${ratio(old.e, now.e)} | ${ms(old.r)} | ${ms(now.r)} | ${ratio(old.r, now.r)} | ${ms(old.e + old.r)} | ${ms(now.e + now.r)} | ${ratio(old.e + old.r, now.e + now.r)} |`);
+  console.log(`| ${row.name} | ${runs.current[0]!.candidates} | ${ms(old.e)} | ${ms(now.e)} | ${ratio(old.e, now.e)} | ${ms(old.r)} | ${ms(now.r)} | ${ratio(old.r, now.r)} | ${ms(old.e + old.r)} | ${ms(now.e + now.r)} | ${ratio(old.e + old.r, now.e + now.r)} |`);
 }
-console.log(`| all (sum of medians) | | | | | | | | ${ms(totals.old)} | ${ms(totals.now)} | ${ratio(totals.old, totals.now)} |`);
+console.log(`| all rows (sum of medians) | | | | | | | | ${ms(totals.old)} | ${ms(totals.now)} | ${ratio(totals.old, totals.now)} |`);
 console.log('');
 console.log(mismatches === 0 ? 'results: identical candidates and refined bounds on every scenario' : `results: ${mismatches} scenario(s) DIFFER`);
 if (mismatches > 0) process.exitCode = 1;

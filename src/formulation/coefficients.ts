@@ -6,7 +6,7 @@
  */
 import { CALIBRATION } from '../model/calibration-constants';
 import { routeLatencyS } from '../model/cross-site';
-import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB } from '../model/memory';
+import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
 import { allReduceS, tierForGroup } from '../model/network';
 import { chainCrossings, exposedSyncS, pipelinePhaseS } from '../model/pipeline';
 import type { StageLayout } from '../model/placement';
@@ -14,7 +14,7 @@ import type { PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { BF16_BYTES, gBpsToBytesPerS } from '../model/units';
 import { divisors, type ParallelConfig, type ReplicaLayout } from './search-space';
-import type { StageTables } from './stage-tables';
+import type { SiteStageTimes, EnumerationTables } from './enumeration-tables';
 
 /** Per-layout constants. */
 export interface LayoutCoefficients {
@@ -105,65 +105,111 @@ export const configPlan = (config: ParallelConfig, dp: number): PlanSpec => ({ .
 export const maxReplicas = (scenario: Scenario, config: ParallelConfig): number =>
   scenario.sites.reduce((sum, site) => sum + Math.floor(site.gpus / (config.tp * config.cp * config.pp)), 0);
 
+/** The dp-independent constants of one layout under one configuration (all of LayoutCoefficients but the fitting microbatch counts). */
+type LayoutShape = Omit<LayoutCoefficients, 'fittingMicrobatches'>;
+
+/** Cross-site boundaries of a layout's chain of virtual stages (layout and virtual stage count only). */
+type LayoutRoute = Pick<LayoutCoefficients, 'crossingsPerLink' | 'crossings' | 'crossingLatencyS'>;
+
+function layoutRoute(scenario: Scenario, layout: ReplicaLayout, virtualStages: number): LayoutRoute {
+  const crossingsPerLink = new Map<number, number>();
+  let crossingLatencyS = 0;
+  const hops = chainCrossings(layout.stageSite, virtualStages);
+  for (const hop of hops) {
+    crossingLatencyS += routeLatencyS(scenario, hop.from, hop.to);
+    for (const link of scenario.routes[hop.from]![hop.to]!) crossingsPerLink.set(link, (crossingsPerLink.get(link) ?? 0) + 1);
+  }
+  return { crossingsPerLink, crossings: hops.length, crossingLatencyS };
+}
+
+/** GPUs one replica of a layout uses per site, and how many replicas the sites hold (layout and tp x cp only). */
+type LayoutFootprint = Pick<LayoutCoefficients, 'gpusPerSite' | 'maxReplicas'>;
+
+function layoutFootprint(scenario: Scenario, layout: ReplicaLayout, gpusPerStage: number): LayoutFootprint {
+  const gpusPerSite = new Map<number, number>();
+  for (const site of layout.stageSite) gpusPerSite.set(site, (gpusPerSite.get(site) ?? 0) + gpusPerStage);
+  let maxReplicas = Infinity;
+  for (const [site, gpus] of gpusPerSite) maxReplicas = Math.min(maxReplicas, Math.floor(scenario.sites[site]!.gpus / gpus));
+  return { gpusPerSite, maxReplicas };
+}
+
+/** A layout's constants under `plan` (dp unused: every dp of the configuration shares them). */
+function layoutShape(scenario: Scenario, plan: PlanSpec, layout: ReplicaLayout, times: SiteStageTimes['times'], tables: EnumerationTables): LayoutShape {
+  const steps = layout.stageSite.map((site, j) => times[site]![j]!.totalS);
+  const { bubbleS } = pipelinePhaseS(steps, 1, plan);
+  const route = tables.layoutValue(layout, `route ${plan.virtualStages}`, () => layoutRoute(scenario, layout, plan.virtualStages));
+  const gpusPerStage = plan.tp * plan.cp;
+  const footprint = tables.layoutValue(layout, `footprint ${gpusPerStage}`, () => layoutFootprint(scenario, layout, gpusPerStage));
+  let backward = 0;
+  let forward = 0;
+  const backwardWindowS: number[] = [];
+  const forwardWindowS: number[] = [];
+  layout.stageSite.forEach((site, j) => {
+    const t = times[site]![j]!;
+    backward += t.backwardS + t.recomputeS;
+    forward += t.forwardS;
+    backwardWindowS.push(backward);
+    forwardWindowS.push(forward);
+  });
+  return {
+    layout, maxStepS: Math.max(...steps), bubbleS, crossingsPerLink: route.crossingsPerLink, crossings: route.crossings, crossingLatencyS: route.crossingLatencyS,
+    gpusPerSite: footprint.gpusPerSite, maxReplicas: footprint.maxReplicas, backwardWindowS, forwardWindowS,
+  };
+}
+
+/**
+ * How many of the ascending microbatch choices fit stage j at each site: counts[j][site]. Memory
+ * is non-decreasing in the microbatch count (more in flight, or the same), so the choices that fit
+ * are a prefix; a layout fits the first min over its stages of counts[j][its site] of them.
+ */
+function fittingChoiceCounts(scenario: Scenario, plan: PlanSpec, bases: readonly StageMemoryBasis[], microbatchChoices: readonly number[]): number[][] {
+  const capacities = scenario.sites.map((site) => site.gpu.memoryGiB);
+  const largest = Math.max(...capacities);
+  return bases.map((basis, j) => {
+    // Needs of the choices up to the first that fits no site.
+    const needs: number[] = [];
+    for (const k of microbatchChoices) {
+      const need = stageMemoryTotalGiB(basis, plan, activationsGiB(basis, microbatchesInFlight(plan, j, k)));
+      if (!(need <= largest)) break;
+      needs.push(need);
+    }
+    return capacities.map((capacity) => {
+      let count = 0;
+      while (count < needs.length && needs[count]! <= capacity) count++;
+      return count;
+    });
+  });
+}
+
 /**
  * The coefficients of (config, dp). `tables` holds the scenario's stages, stage times and memory
- * bases (shared by the enumeration; a fresh `new StageTables(scenario)` gives the same numbers).
+ * bases, and the layout constants of each configuration, shared by all its dp (a fresh
+ * `new EnumerationTables(scenario)` gives the same numbers).
  */
 export function computeCoefficients(
   scenario: Scenario,
   config: ParallelConfig,
   dp: number,
   layouts: readonly ReplicaLayout[],
-  tables: StageTables,
+  tables: EnumerationTables,
 ): ConfigCoefficients {
   const plan = configPlan(config, dp);
   const { stages, times } = tables.siteStageTimes(config);
   const memoryBases = tables.memoryBases(config);
   const totalMicrobatches = scenario.training.globalBatchSeqs / config.microBatchSeqs;
   const microbatchChoices = microbatchCounts(totalMicrobatches, dp, tables.divisors(totalMicrobatches));
-  const gpusPerStage = config.tp * config.cp;
 
   // Memory depends on the stage and k, not on the site; compare with each site's capacity.
-  const memoryGiB = stages.map(() => new Map<number, number>());
-  const memoryFits = (stage: StageLayout, site: number, k: number) => {
-    let need = memoryGiB[stage.index]!.get(k);
-    if (need === undefined) {
-      const basis = memoryBases[stage.index]!;
-      need = stageMemoryTotalGiB(basis, plan, activationsGiB(basis, microbatchesInFlight(plan, stage.index, k)));
-      memoryGiB[stage.index]!.set(k, need);
-    }
-    return need <= scenario.sites[site]!.gpu.memoryGiB;
-  };
-  const layoutCoefficients = layouts.map((layout): LayoutCoefficients => {
-    const steps = layout.stageSite.map((site, j) => times[site]![j]!.totalS);
-    const { bubbleS } = pipelinePhaseS(steps, 1, plan);
-    const crossingsPerLink = new Map<number, number>();
-    let crossingLatencyS = 0;
-    const hops = chainCrossings(layout.stageSite, config.virtualStages);
-    for (const hop of hops) {
-      crossingLatencyS += routeLatencyS(scenario, hop.from, hop.to);
-      for (const link of scenario.routes[hop.from]![hop.to]!) crossingsPerLink.set(link, (crossingsPerLink.get(link) ?? 0) + 1);
-    }
-    const gpusPerSite = new Map<number, number>();
-    for (const site of layout.stageSite) gpusPerSite.set(site, (gpusPerSite.get(site) ?? 0) + gpusPerStage);
-    let layoutReplicas = Infinity;
-    for (const [site, gpus] of gpusPerSite) layoutReplicas = Math.min(layoutReplicas, Math.floor(scenario.sites[site]!.gpus / gpus));
-    // GPipe holds every microbatch: memory grows with k; the other schedules are capped by pp.
-    const fittingMicrobatches = microbatchChoices.filter((k) => layout.stageSite.every((site, j) => memoryFits(stages[j]!, site, k)));
-    let backward = 0;
-    let forward = 0;
-    const backwardWindowS: number[] = [];
-    const forwardWindowS: number[] = [];
-    layout.stageSite.forEach((site, j) => {
-      const t = times[site]![j]!;
-      backward += t.backwardS + t.recomputeS;
-      forward += t.forwardS;
-      backwardWindowS.push(backward);
-      forwardWindowS.push(forward);
-    });
+  // GPipe holds every microbatch: memory grows with k; the other schedules are capped by pp.
+  const fitting = fittingChoiceCounts(scenario, plan, memoryBases, microbatchChoices);
+  const shapes = tables.configValue(config, layouts, () => layouts.map((layout) => layoutShape(scenario, plan, layout, times, tables)));
+  const layoutCoefficients = shapes.map((shape): LayoutCoefficients => {
+    let fits = microbatchChoices.length;
+    shape.layout.stageSite.forEach((site, j) => { fits = Math.min(fits, fitting[j]![site]!); });
     return {
-      layout, maxStepS: Math.max(...steps), bubbleS, crossingsPerLink, crossings: hops.length, crossingLatencyS,
-      gpusPerSite, maxReplicas: layoutReplicas, fittingMicrobatches, backwardWindowS, forwardWindowS,
+      layout: shape.layout, maxStepS: shape.maxStepS, bubbleS: shape.bubbleS, crossingsPerLink: shape.crossingsPerLink, crossings: shape.crossings,
+      crossingLatencyS: shape.crossingLatencyS, gpusPerSite: shape.gpusPerSite, maxReplicas: shape.maxReplicas,
+      fittingMicrobatches: microbatchChoices.slice(0, fits), backwardWindowS: shape.backwardWindowS, forwardWindowS: shape.forwardWindowS,
     };
   });
 
@@ -247,8 +293,12 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
     let leastSpanExposure = Infinity;
     let inSiteExposure = 0;
     c.stages.forEach((_, j) => {
-      const windowB = Math.max(...c.layouts.map((l) => l.backwardWindowS[j]!));
-      const windowF = Math.max(...c.layouts.map((l) => l.forwardWindowS[j]!));
+      let windowB = -Infinity;
+      let windowF = -Infinity;
+      for (const l of c.layouts) {
+        windowB = Math.max(windowB, l.backwardWindowS[j]!);
+        windowF = Math.max(windowF, l.forwardWindowS[j]!);
+      }
       const sync = c.intraSyncSpreadS[j]! + c.crossGradientBytes[j]! / widest + 2 * c.minLinkLatencyS;
       leastSpanExposure = Math.min(leastSpanExposure, exposureOf(c, sync, windowB, windowF));
       inSiteExposure = Math.max(inSiteExposure, exposureOf(c, c.intraSyncSpreadS[j]!, windowB, windowF));
@@ -268,19 +318,29 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
  */
 export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly number[]): number {
   const gpusPerReplica = c.config.tp * c.config.cp * c.config.pp;
-  const fixedS = (l: LayoutCoefficients) => l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS;
-  const breakpoints = [...new Set(c.layouts.flatMap((l) => l.fittingMicrobatches.map((k) => k * l.maxStepS + fixedS(l))))].sort((a, b) => a - b);
+  const fixedS = c.layouts.map((l) => l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS);
+  const breakpoints = ascendingDistinct(c.layouts.flatMap((l, i) => l.fittingMicrobatches.map((k) => k * l.maxStepS + fixedS[i]!)));
+  // Scratch arrays reused by every evaluation of carried(T).
+  const perGpu = siteGpus.map(() => 0);
+  const byValue = siteGpus.map((_, s) => s);
   const carried = (T: number): number => {
-    const perGpu = siteGpus.map(() => 0);
-    for (const l of c.layouts) {
+    perGpu.fill(0);
+    c.layouts.forEach((l, i) => {
+      // The largest fitting k done by T (k x step + fixed time grows with k, and k ascends).
       let kmax = 0;
-      for (const k of l.fittingMicrobatches) if (k * l.maxStepS + fixedS(l) <= T * (1 + 1e-12)) kmax = Math.max(kmax, k);
-      if (kmax === 0) continue;
+      for (const k of l.fittingMicrobatches) {
+        if (k * l.maxStepS + fixedS[i]! > T * (1 + 1e-12)) break;
+        kmax = Math.max(kmax, k);
+      }
+      if (kmax === 0) return;
       for (const site of l.gpusPerSite.keys()) perGpu[site] = Math.max(perGpu[site]!, kmax / gpusPerReplica);
-    }
+    });
+    // Sites by carried microbatches per GPU, most first (stable: ties keep site order).
+    for (let s = 0; s < byValue.length; s++) byValue[s] = s;
+    byValue.sort((a, b) => perGpu[b]! - perGpu[a]!);
     let gpusLeft = c.dp * gpusPerReplica;
     let total = 0;
-    for (const site of siteGpus.map((_, s) => s).sort((a, b) => perGpu[b]! - perGpu[a]!)) {
+    for (const site of byValue) {
       const used = Math.min(gpusLeft, siteGpus[site]!);
       total += used * perGpu[site]!;
       gpusLeft -= used;
@@ -296,4 +356,12 @@ export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly num
     else lo = mid + 1;
   }
   return breakpoints[lo]!;
+}
+
+/** The distinct values, ascending (a numeric typed-array sort, then adjacent duplicates dropped). */
+function ascendingDistinct(values: readonly number[]): number[] {
+  const sorted = Float64Array.from(values).sort();
+  const out: number[] = [];
+  for (const value of sorted) if (out.length === 0 || value !== out[out.length - 1]) out.push(value);
+  return out;
 }

@@ -141,21 +141,24 @@ const weightsGiB = (basis: StageMemoryBasis, plan: ShardingPlan) => toGiB(stateB
 const gradientsGiB = (basis: StageMemoryBasis, plan: ShardingPlan) => toGiB(stateBytes(basis.params, plan, 4, basis.zero >= 2));
 const optimizerGiB = (basis: StageMemoryBasis, plan: ShardingPlan) => toGiB(stateBytes(basis.params, plan, 12, basis.zero >= 1));
 
+/** The total of a memory breakdown, GiB (one sum, in one order, for both functions below). */
+const totalGiB = (weights: number, gradients: number, optimizer: number, activations: number): number =>
+  weights + gradients + optimizer + activations + CALIBRATION.reservedMemoryGiB;
+
 /** Total memory per GPU, GiB: {@link stageMemory}'s `totalGiB` without building the breakdown. */
 export function stageMemoryTotalGiB(basis: StageMemoryBasis, plan: ShardingPlan, activations: number): number {
-  return weightsGiB(basis, plan) + gradientsGiB(basis, plan) + optimizerGiB(basis, plan) + activations + CALIBRATION.reservedMemoryGiB;
+  return totalGiB(weightsGiB(basis, plan), gradientsGiB(basis, plan), optimizerGiB(basis, plan), activations);
 }
 
 /** Memory per GPU of `stage` when each replica runs `microbatches` microbatches. */
 export function stageMemory(scenario: Scenario, plan: PlanSpec, stage: StageLayout, microbatches: number): StageMemory {
   const basis = stageMemoryBasis(scenario, plan, stage);
-  const activations = activationsGiB(basis, microbatchesInFlight(plan, stage.index, microbatches));
-  return {
+  const parts = {
     weightsGiB: weightsGiB(basis, plan),
     gradientsGiB: gradientsGiB(basis, plan),
     optimizerGiB: optimizerGiB(basis, plan),
-    activationsGiB: activations,
+    activationsGiB: activationsGiB(basis, microbatchesInFlight(plan, stage.index, microbatches)),
     reservedGiB: CALIBRATION.reservedMemoryGiB,
-    totalGiB: stageMemoryTotalGiB(basis, plan, activations),
   };
+  return { ...parts, totalGiB: totalGiB(parts.weightsGiB, parts.gradientsGiB, parts.optimizerGiB, parts.activationsGiB) };
 }

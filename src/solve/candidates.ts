@@ -5,8 +5,8 @@
  */
 import { busiestReplicaMicrobatches, computeCoefficients, maxReplicas, type ConfigCoefficients } from '../formulation/coefficients';
 import { enumerateConfigs, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../formulation/search-space';
-import { StageTables, type SiteStageTimes } from '../formulation/stage-tables';
-import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB } from '../model/memory';
+import { EnumerationTables, type SiteStageTimes } from '../formulation/enumeration-tables';
+import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
 import { pipelinePhaseS } from '../model/pipeline';
 import type { Scenario } from '../model/scenario';
 
@@ -28,31 +28,41 @@ export interface Candidate {
 export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestriction): Candidate[] {
   const candidates: Candidate[] = [];
   const infeasible: Candidate[] = [];
-  const tables = new StageTables(scenario);
+  const tables = new EnumerationTables(scenario);
   const layoutCache = new Map<number, PipelineLayouts>();
   const layoutsFor = (pp: number) => {
     let layouts = layoutCache.get(pp);
     if (!layouts) { layouts = pipelineLayouts(scenario, replicaLayouts(scenario, pp, restriction)); layoutCache.set(pp, layouts); }
     return layouts;
   };
+  // Configurations that differ only in schedule or ZeRO share stage times (and those that differ
+  // only in schedule share memory bases): keyed by the tables' shared objects.
+  const stepsCache = new Map<SiteStageTimes, FastestSteps>();
+  const memoryCache = new Map<readonly StageMemoryBasis[], OneMicrobatchMemory>();
   for (const config of enumerateConfigs(scenario, restriction)) {
     const { layouts, usableSites, largestMemoryGiB } = layoutsFor(config.pp);
     if (layouts.length === 0) continue;
     const replicas = maxReplicas(scenario, config);
     if (replicas < 1) continue;
     const totalMicrobatches = scenario.training.globalBatchSeqs / config.microBatchSeqs;
-    const pipeline = pipelineBounds(scenario, config, tables.siteStageTimes(config), usableSites);
-    const memory = oneMicrobatchMemory(tables, config);
+    const times = tables.siteStageTimes(config);
+    let steps = stepsCache.get(times);
+    if (!steps) { steps = fastestSteps(scenario, config, times, usableSites); stepsCache.set(times, steps); }
+    const bubbleS = pipelinePhaseS(steps.fastestS, 1, { ...config, dp: 1 }).bubbleS;
+    const bases = tables.memoryBases(config);
+    let memory = memoryCache.get(bases);
+    if (!memory) { memory = oneMicrobatchMemory(tables, config, bases); memoryCache.set(bases, memory); }
     const coefficients = (dp: number) => () => computeCoefficients(scenario, config, dp, layouts, tables);
+    const divisorsOfTotal = tables.divisors(totalMicrobatches);
     // Memory need is non-increasing in dp (only ZeRO shards depend on it, and dp ascends): once
     // one dp fits the largest GPU, every larger one does.
     let fitsFromHere = false;
     for (const dp of tables.dataParallelDegrees(totalMicrobatches, replicas)) {
       if ((dp * config.cp) % config.ep !== 0) continue; // experts are sharded over data-parallel ranks
-      const k = busiestReplicaMicrobatches(totalMicrobatches, dp, tables.divisors(totalMicrobatches));
+      const k = busiestReplicaMicrobatches(totalMicrobatches, dp, divisorsOfTotal);
       // A stage that does not fit the largest GPU even with one microbatch in flight rules (config, dp) out.
       if (!fitsFromHere) {
-        const needGiB = memory.needGiB(dp);
+        const needGiB = oneMicrobatchNeedGiB(memory, config, dp);
         if (needGiB > largestMemoryGiB) {
           infeasible.push({ config, dp, quickBoundS: Infinity, memoryNeedGiB: needGiB, coefficients: coefficients(dp) });
           continue;
@@ -62,7 +72,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
       candidates.push({
         config,
         dp,
-        quickBoundS: Math.max(k * pipeline.slowestStageS, totalMicrobatches / pipeline.fluidRate(dp)) + pipeline.bubbleS,
+        quickBoundS: Math.max(k * steps.slowestStageS, totalMicrobatches / fluidRate(steps.siteSlots, config.pp, dp)) + bubbleS,
         coefficients: coefficients(dp),
       });
     }
@@ -82,61 +92,76 @@ function pipelineLayouts(scenario: Scenario, layouts: readonly ReplicaLayout[]):
   return { layouts, usableSites, largestMemoryGiB: Math.max(...usableSites.map((s) => scenario.sites[s]!.gpu.memoryGiB)) };
 }
 
-/** The dp-independent parts of a configuration's quick bound. */
-interface PipelineBounds {
-  /** The slowest stage's fastest step over the usable sites, s. */
-  readonly slowestStageS: number;
-  /** Fill/drain bubble at the fastest per-stage steps, s. */
-  readonly bubbleS: number;
-  /** Microbatches per second dp replicas can process at most (fluid bound). */
-  readonly fluidRate: (dp: number) => number;
+/** A usable site's stage slots (tp x cp GPU groups) and the fastest rate one slot's stage can run at. */
+interface SiteSlots {
+  /** Microbatch steps per second of the site's fastest stage. */
+  readonly rate: number;
+  readonly slots: number;
 }
 
-function pipelineBounds(scenario: Scenario, config: ParallelConfig, times: SiteStageTimes, usableSites: readonly number[]): PipelineBounds {
-  const stageCount = times.stages.length;
-  // Fastest possible step of each stage over the sites layouts can use.
-  const fastest: number[] = [];
-  for (let j = 0; j < stageCount; j++) {
+/** The dp-independent, schedule-independent parts of a configuration's quick bound. */
+interface FastestSteps {
+  /** Fastest possible step of each stage over the usable sites, s. */
+  readonly fastestS: readonly number[];
+  /** The slowest of those, s. */
+  readonly slowestStageS: number;
+  /** Usable sites, fastest rate first. */
+  readonly siteSlots: readonly SiteSlots[];
+}
+
+function fastestSteps(scenario: Scenario, config: ParallelConfig, times: SiteStageTimes, usableSites: readonly number[]): FastestSteps {
+  const fastestS: number[] = [];
+  for (let j = 0; j < times.stages.length; j++) {
     let least = Infinity;
     for (const s of usableSites) least = Math.min(least, times.times[s]![j]!.totalS);
-    fastest.push(least);
+    fastestS.push(least);
   }
   let slowestStageS = -Infinity;
-  for (const step of fastest) slowestStageS = Math.max(slowestStageS, step);
-  // Fluid bound: a replica's step is at least the fastest stage time of every site it uses, so its
-  // rate is at most a GPU-weighted mix of per-site rates; fill the fastest sites' stage slots first.
-  const slots = usableSites.map((s) => {
+  for (const step of fastestS) slowestStageS = Math.max(slowestStageS, step);
+  const siteSlots = usableSites.map((s): SiteSlots => {
     let fastestStep = Infinity;
     for (const step of times.times[s]!) fastestStep = Math.min(fastestStep, step.totalS);
     return { rate: 1 / fastestStep, slots: Math.floor(scenario.sites[s]!.gpus / (config.tp * config.cp)) };
   }).sort((a, b) => b.rate - a.rate);
-  const fluidRate = (dp: number) => {
-    let need = dp * config.pp;
-    let rate = 0;
-    for (const site of slots) {
-      const used = Math.min(need, site.slots);
-      rate += (used / config.pp) * site.rate;
-      need -= used;
-    }
-    return rate;
-  };
-  return { slowestStageS, bubbleS: pipelinePhaseS(fastest, 1, { ...config, dp: 1 }).bubbleS, fluidRate };
+  return { fastestS, slowestStageS, siteSlots };
 }
 
-/** Per-GPU memory of a configuration's stages with one microbatch in flight, as a function of dp. */
-function oneMicrobatchMemory(tables: StageTables, config: ParallelConfig): { readonly needGiB: (dp: number) => number } {
+/**
+ * Fluid bound: a replica's step is at least the fastest stage time of every site it uses, so its
+ * rate is at most a GPU-weighted mix of per-site rates; fill the fastest sites' stage slots first.
+ * Microbatches per second of dp replicas of pp stages at most.
+ */
+function fluidRate(siteSlots: readonly SiteSlots[], pp: number, dp: number): number {
+  let need = dp * pp;
+  let rate = 0;
+  for (const site of siteSlots) {
+    const used = Math.min(need, site.slots);
+    rate += (used / pp) * site.rate;
+    need -= used;
+  }
+  return rate;
+}
+
+/** The distinct stages' memory bases and activations with one microbatch in flight (every stage then holds one). */
+interface OneMicrobatchMemory {
+  readonly bases: readonly StageMemoryBasis[];
+  readonly activationsGiB: readonly number[];
+}
+
+function oneMicrobatchMemory(tables: EnumerationTables, config: ParallelConfig, allBases: readonly StageMemoryBasis[]): OneMicrobatchMemory {
   const { representative } = tables.pipeline(config.pp, config.virtualStages);
-  const allBases = tables.memoryBases(config);
-  // Identical stages have identical memory (with one microbatch, every stage holds one): price each distinct stage once.
+  // Identical stages have identical memory: price each distinct stage once.
   const distinct = representative.flatMap((first, j) => (first === j ? [j] : []));
-  const bases = distinct.map((j) => allBases[j]!);
-  const activations = distinct.map((j) => activationsGiB(allBases[j]!, microbatchesInFlight(config, j, 1)));
   return {
-    needGiB: (dp) => {
-      const sharding = { dp, cp: config.cp, ep: config.ep, zero: config.zero };
-      let need = -Infinity;
-      for (let i = 0; i < bases.length; i++) need = Math.max(need, stageMemoryTotalGiB(bases[i]!, sharding, activations[i]!));
-      return need;
-    },
+    bases: distinct.map((j) => allBases[j]!),
+    activationsGiB: distinct.map((j) => activationsGiB(allBases[j]!, microbatchesInFlight(config, j, 1))),
   };
+}
+
+/** The largest per-GPU memory need of the configuration's stages with one microbatch in flight, GiB. */
+function oneMicrobatchNeedGiB(memory: OneMicrobatchMemory, config: ParallelConfig, dp: number): number {
+  const sharding = { dp, cp: config.cp, ep: config.ep, zero: config.zero };
+  let need = -Infinity;
+  for (let i = 0; i < memory.bases.length; i++) need = Math.max(need, stageMemoryTotalGiB(memory.bases[i]!, sharding, memory.activationsGiB[i]!));
+  return need;
 }

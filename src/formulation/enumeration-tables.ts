@@ -29,12 +29,14 @@ export interface SiteStageTimes {
 const timeKey = (c: StageTimePlan) => `${c.tp},${c.cp},${c.ep},${c.pp},${c.virtualStages},${c.microBatchSeqs},${c.recompute}`;
 const memoryKey = (c: MemoryBasisPlan & StageTimePlan) => `${timeKey(c)},${c.zero}`;
 
-export class StageTables {
+export class EnumerationTables {
   private readonly pipelines = new Map<number, PipelineStages>();
   private readonly times = new Map<string, SiteStageTimes>();
   private readonly memory = new Map<string, readonly StageMemoryBasis[]>();
   private readonly divisorLists = new Map<number, readonly number[]>();
   private readonly degreeLists = new Map<string, readonly number[]>();
+  private readonly configValues = new WeakMap<object, { readonly key: object; readonly value: unknown }>();
+  private readonly layoutValues = new WeakMap<object, Map<string, unknown>>();
 
   constructor(private readonly scenario: Scenario) {}
 
@@ -79,6 +81,26 @@ export class StageTables {
       this.memory.set(key, found);
     }
     return found;
+  }
+
+  /**
+   * A value derived from one configuration object and `key` (e.g. its layout list), computed once
+   * while both stay the same objects: what every dp of a configuration shares.
+   */
+  configValue<T>(config: object, key: object, compute: () => T): T {
+    const found = this.configValues.get(config);
+    if (found && found.key === key) return found.value as T;
+    const value = compute();
+    this.configValues.set(config, { key, value });
+    return value;
+  }
+
+  /** A value derived from one replica layout object and `key` (e.g. a virtual stage count), computed once. */
+  layoutValue<T>(layout: object, key: string, compute: () => T): T {
+    let values = this.layoutValues.get(layout);
+    if (!values) { values = new Map(); this.layoutValues.set(layout, values); }
+    if (!values.has(key)) values.set(key, compute());
+    return values.get(key) as T;
   }
 
   /** {@link dataParallelDegrees}, shared (do not modify). */
