@@ -5,7 +5,7 @@
  * code, in one run, alternating, on the fixtures and the plan-scaling scenarios. Prints a
  * docs/benchmarks.md table with old ms, new ms and old / new side by side, and checks on the
  * way that both give the same candidates and bounds.
- * Run: npm run bench:enumeration  (or: npm run build && node dist/bench/enumeration-speed.js [repeats, default 5] [refined candidates, default 200])
+ * Run: npm run bench:enumeration  (or: npm run build && node dist/bench/enumeration-speed.js [repeats, default 5] [refined candidates, default 200] [row name filter])
  */
 import * as os from 'os';
 import { FULL_SPACE } from '../src/formulation/search-space';
@@ -16,6 +16,8 @@ import {
 
 const repeats = Number(process.argv[2] ?? 5);
 const refinedCount = Number(process.argv[3] ?? 200);
+/** Only rows whose name contains this (optional). */
+const only = process.argv[4];
 
 const median = (xs: readonly number[]): number => {
   const sorted = [...xs].sort((a, b) => a - b);
@@ -33,7 +35,7 @@ interface Row { readonly name: string; readonly scenarios: readonly Scenario[] }
 const rows: Row[] = [
   ...[...fixtureEnumerationCases(), ...planScalingCases()].map((c) => ({ name: c.name, scenarios: [c.scenario] })),
   { name: 'batch-scaling sweep (240 one-site scenarios, summed)', scenarios: batchSweepScenarios() },
-];
+].filter((row) => !only || row.name.includes(only));
 
 /** One pass over a row's scenarios: summed times, and whether every result matched the other implementation's. */
 function runRow(impl: Implementation, row: Row): { enumerateMs: number; refineMs: number; candidates: number; results: EnumerationResult[] } {

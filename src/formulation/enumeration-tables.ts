@@ -17,6 +17,8 @@ export interface PipelineStages {
   readonly stages: readonly StageLayout[];
   /** `representative[j]`: the first stage with stage j's layers, MoE layers and ends (same time, same memory basis). */
   readonly representative: readonly number[];
+  /** The stages that are their own representative, ascending. */
+  readonly distinct: readonly number[];
 }
 
 /** Per-site stage times for a configuration (dp-independent), with the optimistic pod assumption (no pod spill). */
@@ -27,12 +29,18 @@ export interface SiteStageTimes {
 }
 
 const timeKey = (c: StageTimePlan) => `${c.tp},${c.cp},${c.ep},${c.pp},${c.virtualStages},${c.microBatchSeqs},${c.recompute}`;
-const memoryKey = (c: MemoryBasisPlan & StageTimePlan) => `${timeKey(c)},${c.zero}`;
+
+/** What one configuration's stages share with other configurations: times (not by ZeRO) and memory bases. */
+export interface ConfigStageTables {
+  readonly pipeline: PipelineStages;
+  readonly times: SiteStageTimes;
+  readonly memoryBases: readonly StageMemoryBasis[];
+}
 
 export class EnumerationTables {
   private readonly pipelines = new Map<number, PipelineStages>();
   private readonly times = new Map<string, SiteStageTimes>();
-  private readonly memory = new Map<string, readonly StageMemoryBasis[]>();
+  private readonly configTables = new Map<string, ConfigStageTables>();
   private readonly divisorLists = new Map<number, readonly number[]>();
   private readonly degreeLists = new Map<string, readonly number[]>();
   private readonly configValues = new WeakMap<object, { readonly key: object; readonly value: unknown }>();
@@ -46,41 +54,52 @@ export class EnumerationTables {
     let found = this.pipelines.get(key);
     if (!found) {
       const stages = buildStages(this.scenario, { pp, virtualStages }, balancedLayers(this.scenario.model.layers, pp));
-      found = { stages, representative: stages.map((stage) => stages.findIndex((other) => sameShape(stage, other))) };
+      const representative = stages.map((stage) => stages.findIndex((other) => sameShape(stage, other)));
+      found = { stages, representative, distinct: representative.flatMap((first, j) => (first === j ? [j] : [])) };
       this.pipelines.set(key, found);
     }
     return found;
   }
 
-  /** Stage times at every site (no pod spill: sitesUsedGpus 0), computed once per distinct stage. */
-  siteStageTimes(config: StageTimePlan): SiteStageTimes {
+  /** The stage tables of a configuration: one key built, one lookup. */
+  forConfig(config: MemoryBasisPlan & StageTimePlan): ConfigStageTables {
     const key = timeKey(config);
-    let found = this.times.get(key);
+    const fullKey = `${key},${config.zero}`;
+    let found = this.configTables.get(fullKey);
     if (!found) {
-      const { stages, representative } = this.pipeline(config.pp, config.virtualStages);
-      const times = this.scenario.sites.map((site) => {
-        const row: StageTime[] = [];
-        stages.forEach((stage, j) => row.push(representative[j] === j ? stageTime(this.scenario, config, stage, site, 0) : row[representative[j]!]!));
-        return row;
-      });
-      found = { stages, times };
-      this.times.set(key, found);
+      const pipeline = this.pipeline(config.pp, config.virtualStages);
+      let times = this.times.get(key);
+      if (!times) { times = this.computeTimes(config, pipeline); this.times.set(key, times); }
+      found = { pipeline, times, memoryBases: this.computeMemoryBases(config, pipeline) };
+      this.configTables.set(fullKey, found);
     }
     return found;
   }
 
+  /** Stage times at every site (no pod spill: sitesUsedGpus 0). */
+  siteStageTimes(config: MemoryBasisPlan & StageTimePlan): SiteStageTimes {
+    return this.forConfig(config).times;
+  }
+
   /** Memory basis of every stage (identical stages share one object). */
   memoryBases(config: MemoryBasisPlan & StageTimePlan): readonly StageMemoryBasis[] {
-    const key = memoryKey(config);
-    let found = this.memory.get(key);
-    if (!found) {
-      const { stages, representative } = this.pipeline(config.pp, config.virtualStages);
-      const bases: StageMemoryBasis[] = [];
-      stages.forEach((stage, j) => bases.push(representative[j] === j ? stageMemoryBasis(this.scenario, config, stage) : bases[representative[j]!]!));
-      found = bases;
-      this.memory.set(key, found);
-    }
-    return found;
+    return this.forConfig(config).memoryBases;
+  }
+
+  /** Stage times computed once per distinct stage. */
+  private computeTimes(config: StageTimePlan, { stages, representative }: PipelineStages): SiteStageTimes {
+    const times = this.scenario.sites.map((site) => {
+      const row: StageTime[] = [];
+      stages.forEach((stage, j) => row.push(representative[j] === j ? stageTime(this.scenario, config, stage, site, 0) : row[representative[j]!]!));
+      return row;
+    });
+    return { stages, times };
+  }
+
+  private computeMemoryBases(config: MemoryBasisPlan, { stages, representative }: PipelineStages): StageMemoryBasis[] {
+    const bases: StageMemoryBasis[] = [];
+    stages.forEach((stage, j) => bases.push(representative[j] === j ? stageMemoryBasis(this.scenario, config, stage) : bases[representative[j]!]!));
+    return bases;
   }
 
   /**

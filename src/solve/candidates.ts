@@ -3,11 +3,12 @@
  * cheap lower bound, so the planner can visit them best-first and prune the rest
  * (docs/formulation.md §4).
  */
-import { busiestReplicaMicrobatches, computeCoefficients, maxReplicas, type ConfigCoefficients } from '../formulation/coefficients';
+import { busiestReplicaMicrobatches, computeCoefficients, configPlan, maxReplicas, type ConfigCoefficients } from '../formulation/coefficients';
 import { enumerateConfigs, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../formulation/search-space';
-import { EnumerationTables, type SiteStageTimes } from '../formulation/enumeration-tables';
+import { EnumerationTables, type ConfigStageTables, type SiteStageTimes } from '../formulation/enumeration-tables';
 import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
 import { pipelinePhaseS } from '../model/pipeline';
+import type { Schedule } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 
 export interface Candidate {
@@ -38,20 +39,19 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
   // Configurations that differ only in schedule or ZeRO share stage times (and those that differ
   // only in schedule share memory bases): keyed by the tables' shared objects.
   const stepsCache = new Map<SiteStageTimes, FastestSteps>();
-  const memoryCache = new Map<readonly StageMemoryBasis[], OneMicrobatchMemory>();
+  const memoryCache = new Map<ConfigStageTables, OneMicrobatchMemory>();
   for (const config of enumerateConfigs(scenario, restriction)) {
     const { layouts, usableSites, largestMemoryGiB } = layoutsFor(config.pp);
     if (layouts.length === 0) continue;
     const replicas = maxReplicas(scenario, config);
     if (replicas < 1) continue;
     const totalMicrobatches = scenario.training.globalBatchSeqs / config.microBatchSeqs;
-    const times = tables.siteStageTimes(config);
-    let steps = stepsCache.get(times);
-    if (!steps) { steps = fastestSteps(scenario, config, times, usableSites); stepsCache.set(times, steps); }
-    const bubbleS = pipelinePhaseS(steps.fastestS, 1, { ...config, dp: 1 }).bubbleS;
-    const bases = tables.memoryBases(config);
-    let memory = memoryCache.get(bases);
-    if (!memory) { memory = oneMicrobatchMemory(tables, config, bases); memoryCache.set(bases, memory); }
+    const stageTables = tables.forConfig(config);
+    let steps = stepsCache.get(stageTables.times);
+    if (!steps) { steps = fastestSteps(scenario, config, stageTables.times, usableSites); stepsCache.set(stageTables.times, steps); }
+    const bubbleS = fillDrainBubbleS(steps, config);
+    let memory = memoryCache.get(stageTables);
+    if (!memory) { memory = oneMicrobatchMemory(stageTables, config); memoryCache.set(stageTables, memory); }
     const coefficients = (dp: number) => () => computeCoefficients(scenario, config, dp, layouts, tables);
     const divisorsOfTotal = tables.divisors(totalMicrobatches);
     // Memory need is non-increasing in dp (only ZeRO shards depend on it, and dp ascends): once
@@ -107,6 +107,17 @@ interface FastestSteps {
   readonly slowestStageS: number;
   /** Usable sites, fastest rate first. */
   readonly siteSlots: readonly SiteSlots[];
+  /** Fill/drain bubble at the fastest steps, by schedule (filled as schedules come; the virtual stage count is fixed with the stage times). */
+  readonly bubbleBySchedule: Map<Schedule, number>;
+}
+
+function fillDrainBubbleS(steps: FastestSteps, config: ParallelConfig): number {
+  let bubbleS = steps.bubbleBySchedule.get(config.schedule);
+  if (bubbleS === undefined) {
+    bubbleS = pipelinePhaseS(steps.fastestS, 1, configPlan(config, 1)).bubbleS;
+    steps.bubbleBySchedule.set(config.schedule, bubbleS);
+  }
+  return bubbleS;
 }
 
 function fastestSteps(scenario: Scenario, config: ParallelConfig, times: SiteStageTimes, usableSites: readonly number[]): FastestSteps {
@@ -123,7 +134,7 @@ function fastestSteps(scenario: Scenario, config: ParallelConfig, times: SiteSta
     for (const step of times.times[s]!) fastestStep = Math.min(fastestStep, step.totalS);
     return { rate: 1 / fastestStep, slots: Math.floor(scenario.sites[s]!.gpus / (config.tp * config.cp)) };
   }).sort((a, b) => b.rate - a.rate);
-  return { fastestS, slowestStageS, siteSlots };
+  return { fastestS, slowestStageS, siteSlots, bubbleBySchedule: new Map() };
 }
 
 /**
@@ -148,13 +159,11 @@ interface OneMicrobatchMemory {
   readonly activationsGiB: readonly number[];
 }
 
-function oneMicrobatchMemory(tables: EnumerationTables, config: ParallelConfig, allBases: readonly StageMemoryBasis[]): OneMicrobatchMemory {
-  const { representative } = tables.pipeline(config.pp, config.virtualStages);
+function oneMicrobatchMemory({ pipeline, memoryBases }: ConfigStageTables, config: ParallelConfig): OneMicrobatchMemory {
   // Identical stages have identical memory: price each distinct stage once.
-  const distinct = representative.flatMap((first, j) => (first === j ? [j] : []));
   return {
-    bases: distinct.map((j) => allBases[j]!),
-    activationsGiB: distinct.map((j) => activationsGiB(allBases[j]!, microbatchesInFlight(config, j, 1))),
+    bases: pipeline.distinct.map((j) => memoryBases[j]!),
+    activationsGiB: pipeline.distinct.map((j) => activationsGiB(memoryBases[j]!, microbatchesInFlight(config, j, 1))),
   };
 }
 
