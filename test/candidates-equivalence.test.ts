@@ -38,14 +38,17 @@ function expectSame(c: EnumerationCase, restriction: SpaceRestriction, refinedLi
 }
 
 describe('candidate enumeration and refined bounds equal the reference (code before the perf work)', () => {
-  describe.each(RESTRICTIONS)('%s', (_, restriction) => {
-    test.each(fixtureEnumerationCases().map((c) => [c.name, c] as const))('%s', (_name, c) => {
-      expectSame(c, restriction, 150);
+  // The restricted spaces (the baselines' searches) on the small fixtures and the 405B example; the
+  // full space on every fixture.
+  const restrictedCases = fixtureEnumerationCases().filter((c) => !/deepseek|70b|8b-one-site/.test(c.name));
+  describe.each(RESTRICTIONS)('%s', (name, restriction) => {
+    test.each((name === 'full space' ? fixtureEnumerationCases() : restrictedCases).map((c) => [c.name, c] as const))('%s', (_name, c) => {
+      expectSame(c, restriction, 120);
     });
   });
 
   test.each(planScalingCases([3, 5]).map((c) => [c.name, c] as const))('%s (full space)', (_name, c) => {
-    expectSame(c, FULL_SPACE, 120);
+    expectSame(c, FULL_SPACE, 100);
   });
 
   test('random mutations of the fixtures (search space, ZeRO, schedules, model shape, sites)', () => {
