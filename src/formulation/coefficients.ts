@@ -321,7 +321,9 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
 export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly number[]): number {
   const gpusPerReplica = c.config.tp * c.config.cp * c.config.pp;
   const fixedS = c.layouts.map((l) => l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS);
-  const breakpoints = ascendingDistinct(c.layouts.flatMap((l, i) => l.fittingMicrobatches.map((k) => k * l.maxStepS + fixedS[i]!)));
+  const finishTimesS: number[] = [];
+  c.layouts.forEach((l, i) => { for (const k of l.fittingMicrobatches) finishTimesS.push(k * l.maxStepS + fixedS[i]!); });
+  const breakpoints = ascendingDistinct(finishTimesS);
   // Scratch arrays reused by every evaluation of carried(T).
   const perGpu = siteGpus.map(() => 0);
   const byValue = siteGpus.map((_, s) => s);
