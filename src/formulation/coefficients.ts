@@ -6,15 +6,15 @@
  */
 import { CALIBRATION } from '../model/calibration-constants';
 import { routeLatencyS } from '../model/cross-site';
-import { stageMemory, stageParams } from '../model/memory';
+import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
 import { allReduceS, tierForGroup } from '../model/network';
 import { chainCrossings, exposedSyncS, fillDrainS, forwardPartS } from '../model/pipeline';
-import { balancedLayers, buildStages, type StageLayout } from '../model/placement';
+import type { StageLayout } from '../model/placement';
 import type { PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
-import { stageTime, type StageTime } from '../model/stage-cost';
 import { BF16_BYTES, gBpsToBytesPerS } from '../model/units';
 import { divisors, type ParallelConfig, type ReplicaLayout } from './search-space';
+import type { SiteStageTimes, EnumerationTables } from './enumeration-tables';
 
 /** Per-layout constants. */
 export interface LayoutCoefficients {
@@ -76,11 +76,12 @@ export interface ConfigCoefficients {
 /**
  * Microbatch counts a replica may run when dp replicas share M microbatches: divisors of M
  * within a factor 4 of the even share M/dp (uneven shares let faster sites do more), and at
- * least `fewest` (see {@link fewestMicrobatches}).
+ * least `fewest` (see {@link fewestMicrobatches}). `divisorsOfTotal` (divisors of M, ascending)
+ * may be passed when the caller has them.
  */
-export function microbatchCounts(totalMicrobatches: number, dp: number, fewest = 1): number[] {
+export function microbatchCounts(totalMicrobatches: number, dp: number, fewest = 1, divisorsOfTotal: readonly number[] = divisors(totalMicrobatches)): number[] {
   const even = totalMicrobatches / dp;
-  return divisors(totalMicrobatches).filter((k) => k >= fewest && k >= even / 4 && k <= even * 4 && k <= totalMicrobatches - (dp - 1));
+  return divisorsOfTotal.filter((k) => k >= fewest && k >= even / 4 && k <= even * 4 && k <= totalMicrobatches - (dp - 1));
 }
 
 /** The fewest microbatches a replica may run: pp for the interleaved schedule (Megatron-LM's microbatch groups), else 1. */
@@ -89,88 +90,126 @@ export const fewestMicrobatches = (config: Pick<ParallelConfig, 'schedule' | 'pp
 /**
  * The fewest microbatches the busiest replica can run: replicas average M/dp, so one runs at
  * least that many, and replica counts come from {@link microbatchCounts}. Infinity when none fits.
+ * That is the least divisor of M at or above M/dp if it is within the counts' upper limits (a
+ * larger divisor cannot be: the limits are upper bounds, and M/dp is above the lower one).
  */
-export function busiestReplicaMicrobatches(totalMicrobatches: number, dp: number, fewest = 1): number {
-  return microbatchCounts(totalMicrobatches, dp, fewest).find((k) => k >= totalMicrobatches / dp) ?? Infinity;
+export function busiestReplicaMicrobatches(totalMicrobatches: number, dp: number, fewest = 1, divisorsOfTotal: readonly number[] = divisors(totalMicrobatches)): number {
+  const even = totalMicrobatches / dp;
+  for (const k of divisorsOfTotal) {
+    if (k < even || k < fewest) continue;
+    return k <= even * 4 && k <= totalMicrobatches - (dp - 1) ? k : Infinity;
+  }
+  return Infinity;
 }
 
-/** The plan fields of a configuration with a data-parallel degree (no placement). */
-export const configPlan = (config: ParallelConfig, dp: number): PlanSpec => ({ ...config, dp });
+/** The plan fields of a configuration with a data-parallel degree (no placement); written out field by field (an object spread measured several times slower here). */
+export const configPlan = (config: ParallelConfig, dp: number): PlanSpec => ({
+  tp: config.tp, cp: config.cp, ep: config.ep, pp: config.pp, dp, microBatchSeqs: config.microBatchSeqs,
+  schedule: config.schedule, virtualStages: config.virtualStages, recompute: config.recompute, zero: config.zero,
+});
 
 /** Largest number of replicas the sites can hold (split layouts use the same GPUs per replica). */
 export const maxReplicas = (scenario: Scenario, config: ParallelConfig): number =>
   scenario.sites.reduce((sum, site) => sum + Math.floor(site.gpus / (config.tp * config.cp * config.pp)), 0);
 
-/** Per-site stage times for a configuration (independent of dp), with the optimistic pod assumption. */
-export function siteStageTimes(scenario: Scenario, config: ParallelConfig): { stages: StageLayout[]; times: StageTime[][] } {
-  const plan = configPlan(config, 1);
-  const stages = buildStages(scenario, plan, balancedLayers(scenario.model.layers, config.pp));
-  const times = scenario.sites.map((site) => stages.map((stage) => stageTime(scenario, plan, stage, site, 0)));
-  return { stages, times };
+/** The dp-independent constants of one layout under one configuration (all of LayoutCoefficients but the fitting microbatch counts). */
+type LayoutShape = Omit<LayoutCoefficients, 'fittingMicrobatches'>;
+
+/** Cross-site boundaries of a layout's chain of virtual stages (layout and virtual stage count only). */
+type LayoutRoute = Pick<LayoutCoefficients, 'crossingsPerLink' | 'crossings' | 'crossingLatencyS'>;
+
+function layoutRoute(scenario: Scenario, layout: ReplicaLayout, virtualStages: number): LayoutRoute {
+  const crossingsPerLink = new Map<number, number>();
+  let crossingLatencyS = 0;
+  const hops = chainCrossings(layout.stageSite, virtualStages);
+  for (const hop of hops) {
+    crossingLatencyS += routeLatencyS(scenario, hop.from, hop.to);
+    for (const link of scenario.routes[hop.from]![hop.to]!) crossingsPerLink.set(link, (crossingsPerLink.get(link) ?? 0) + 1);
+  }
+  return { crossingsPerLink, crossings: hops.length, crossingLatencyS };
 }
 
+/** GPUs one replica of a layout uses per site, and how many replicas the sites hold (layout and tp x cp only). */
+type LayoutFootprint = Pick<LayoutCoefficients, 'gpusPerSite' | 'maxReplicas'>;
+
+function layoutFootprint(scenario: Scenario, layout: ReplicaLayout, gpusPerStage: number): LayoutFootprint {
+  const gpusPerSite = new Map<number, number>();
+  for (const site of layout.stageSite) gpusPerSite.set(site, (gpusPerSite.get(site) ?? 0) + gpusPerStage);
+  let maxReplicas = Infinity;
+  for (const [site, gpus] of gpusPerSite) maxReplicas = Math.min(maxReplicas, Math.floor(scenario.sites[site]!.gpus / gpus));
+  return { gpusPerSite, maxReplicas };
+}
+
+/** A layout's constants under `plan` (dp unused: every dp of the configuration shares them). */
+function layoutShape(scenario: Scenario, plan: PlanSpec, layout: ReplicaLayout, times: SiteStageTimes['times'], tables: EnumerationTables): LayoutShape {
+  const steps = layout.stageSite.map((site, j) => times[site]![j]!.totalS);
+  // The m-independent part of the bubble, non-decreasing in the (optimistic) stage times.
+  const bubbleS = fillDrainS(steps, steps.map((step, j) => forwardPartS(step, times[layout.stageSite[j]!]![j]!)), plan);
+  const route = tables.layoutValue(layout, `route ${plan.virtualStages}`, () => layoutRoute(scenario, layout, plan.virtualStages));
+  const gpusPerStage = plan.tp * plan.cp;
+  const footprint = tables.layoutValue(layout, `footprint ${gpusPerStage}`, () => layoutFootprint(scenario, layout, gpusPerStage));
+  let backward = 0;
+  let forward = 0;
+  const backwardWindowS: number[] = [];
+  const forwardWindowS: number[] = [];
+  layout.stageSite.forEach((site, j) => {
+    const t = times[site]![j]!;
+    backward += t.backwardS + t.recomputeS;
+    forward += t.forwardS;
+    backwardWindowS.push(backward);
+    forwardWindowS.push(forward);
+  });
+  return {
+    layout, maxStepS: Math.max(...steps), bubbleS, crossingsPerLink: route.crossingsPerLink, crossings: route.crossings, crossingLatencyS: route.crossingLatencyS,
+    gpusPerSite: footprint.gpusPerSite, maxReplicas: footprint.maxReplicas, backwardWindowS, forwardWindowS,
+  };
+}
+
+/**
+ * Which microbatch choices fit stage j at each site: fits[j][site][i] for choice i. Not a prefix:
+ * with the interleaved schedule the warm-up depends on Megatron's microbatch group size, which is
+ * not monotone in the count (13 microbatches on 4 stages need groups of 7, 16 need groups of 4).
+ */
+function fittingChoices(scenario: Scenario, plan: PlanSpec, bases: readonly StageMemoryBasis[], microbatchChoices: readonly number[]): boolean[][][] {
+  const capacities = scenario.sites.map((site) => site.gpu.memoryGiB);
+  return bases.map((basis, j) => {
+    const needs = microbatchChoices.map((k) => stageMemoryTotalGiB(basis, plan, activationsGiB(basis, microbatchesInFlight(plan, j, k))));
+    return capacities.map((capacity) => needs.map((need) => need <= capacity));
+  });
+}
+
+/**
+ * The coefficients of (config, dp). `tables` holds the scenario's stages, stage times and memory
+ * bases, and the layout constants of each configuration, shared by all its dp (a fresh
+ * `new EnumerationTables(scenario)` gives the same numbers).
+ */
 export function computeCoefficients(
   scenario: Scenario,
   config: ParallelConfig,
   dp: number,
   layouts: readonly ReplicaLayout[],
-  siteTimes: { stages: StageLayout[]; times: StageTime[][] },
+  tables: EnumerationTables,
 ): ConfigCoefficients {
   const plan = configPlan(config, dp);
-  const { stages, times } = siteTimes;
+  const { times: { stages, times }, memoryBases } = tables.forConfig(config);
   const totalMicrobatches = scenario.training.globalBatchSeqs / config.microBatchSeqs;
-  const microbatchChoices = microbatchCounts(totalMicrobatches, dp, fewestMicrobatches(config));
-  const gpusPerStage = config.tp * config.cp;
+  const microbatchChoices = microbatchCounts(totalMicrobatches, dp, fewestMicrobatches(config), tables.divisors(totalMicrobatches));
 
   // Memory depends on the stage and k, not on the site; compare with each site's capacity.
-  const memoryGiB = stages.map(() => new Map<number, number>());
-  const memoryFits = (stage: StageLayout, site: number, k: number) => {
-    let need = memoryGiB[stage.index]!.get(k);
-    if (need === undefined) {
-      need = stageMemory(scenario, plan, stage, k).totalGiB;
-      memoryGiB[stage.index]!.set(k, need);
-    }
-    return need <= scenario.sites[site]!.gpu.memoryGiB;
-  };
-  const layoutCoefficients = layouts.map((layout): LayoutCoefficients => {
-    const steps = layout.stageSite.map((site, j) => times[site]![j]!.totalS);
-    // The m-independent part of the bubble, non-decreasing in the (optimistic) stage times.
-    const bubbleS = fillDrainS(steps, steps.map((step, j) => forwardPartS(step, times[layout.stageSite[j]!]![j]!)), plan);
-    const crossingsPerLink = new Map<number, number>();
-    let crossingLatencyS = 0;
-    const hops = chainCrossings(layout.stageSite, config.virtualStages);
-    for (const hop of hops) {
-      crossingLatencyS += routeLatencyS(scenario, hop.from, hop.to);
-      for (const link of scenario.routes[hop.from]![hop.to]!) crossingsPerLink.set(link, (crossingsPerLink.get(link) ?? 0) + 1);
-    }
-    const gpusPerSite = new Map<number, number>();
-    for (const site of layout.stageSite) gpusPerSite.set(site, (gpusPerSite.get(site) ?? 0) + gpusPerStage);
-    let layoutReplicas = Infinity;
-    for (const [site, gpus] of gpusPerSite) layoutReplicas = Math.min(layoutReplicas, Math.floor(scenario.sites[site]!.gpus / gpus));
-    // GPipe holds every microbatch: memory grows with k; the other schedules are capped by pp.
-    const fittingMicrobatches = microbatchChoices.filter((k) => layout.stageSite.every((site, j) => memoryFits(stages[j]!, site, k)));
-    let backward = 0;
-    let forward = 0;
-    const backwardWindowS: number[] = [];
-    const forwardWindowS: number[] = [];
-    layout.stageSite.forEach((site, j) => {
-      const t = times[site]![j]!;
-      backward += t.backwardS + t.recomputeS;
-      forward += t.forwardS;
-      backwardWindowS.push(backward);
-      forwardWindowS.push(forward);
-    });
+  // GPipe holds every microbatch: memory grows with k; the other schedules are capped by pp.
+  const fitting = fittingChoices(scenario, plan, memoryBases, microbatchChoices);
+  const shapes = tables.configValue(config, layouts, () => layouts.map((layout) => layoutShape(scenario, plan, layout, times, tables)));
+  const layoutCoefficients = shapes.map((shape): LayoutCoefficients => {
+    const fits = microbatchChoices.filter((_, i) => shape.layout.stageSite.every((site, j) => fitting[j]![site]![i]));
     return {
-      layout, maxStepS: Math.max(...steps), bubbleS, crossingsPerLink, crossings: hops.length, crossingLatencyS,
-      gpusPerSite, maxReplicas: layoutReplicas, fittingMicrobatches, backwardWindowS, forwardWindowS,
+      layout: shape.layout, maxStepS: shape.maxStepS, bubbleS: shape.bubbleS, crossingsPerLink: shape.crossingsPerLink, crossings: shape.crossings,
+      crossingLatencyS: shape.crossingLatencyS, gpusPerSite: shape.gpusPerSite, maxReplicas: shape.maxReplicas,
+      fittingMicrobatches: fits, backwardWindowS: shape.backwardWindowS, forwardWindowS: shape.forwardWindowS,
     };
   });
 
   const compression = scenario.search?.allowGradientCompression ? 0.5 : 1;
-  const gradBytesPerGpu = stages.map((stage) => {
-    const params = stageParams(scenario, plan, stage);
-    return BF16_BYTES * (params.dense + params.expert);
-  });
+  const gradBytesPerGpu = memoryBases.map(({ params }) => BF16_BYTES * (params.dense + params.expert));
   // Ring time is non-decreasing in the rank count; the fastest site's tier gives the lower bound.
   const ringLowerBound = (bytes: number, ranks: number) =>
     Math.min(...scenario.sites.map((site) => allReduceS(bytes, ranks, tierForGroup(site, ranks * config.tp, false))));
@@ -179,11 +218,10 @@ export function computeCoefficients(
   const linkBytesPerS = scenario.links.map((link) => link.bandwidthBytesPerS * CALIBRATION.crossSiteLinkEfficiency);
   const siteLinkBytesPerS = scenario.sites.map((site) =>
     scenario.links.filter((l) => l.siteA === site.index || l.siteB === site.index).map((l) => linkBytesPerS[l.index]!));
-  const optimizerS = Math.max(...stages.map((stage) => {
-    const params = stageParams(scenario, plan, stage);
+  const fastestHbm = Math.max(...scenario.sites.map((s) => s.gpu.hbmGBps));
+  const optimizerS = Math.max(...memoryBases.map(({ params }) => {
     const shards = config.zero >= 1 ? dp * config.cp : 1;
     const owned = params.dense / shards + params.expert / Math.max(1, shards / config.ep);
-    const fastestHbm = Math.max(...scenario.sites.map((s) => s.gpu.hbmGBps));
     return (owned * CALIBRATION.optimizerBytesPerParam) / gBpsToBytesPerS(fastestHbm);
   }));
 
@@ -250,8 +288,12 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
     let leastSpanExposure = Infinity;
     let inSiteExposure = 0;
     c.stages.forEach((_, j) => {
-      const windowB = Math.max(...c.layouts.map((l) => l.backwardWindowS[j]!));
-      const windowF = Math.max(...c.layouts.map((l) => l.forwardWindowS[j]!));
+      let windowB = -Infinity;
+      let windowF = -Infinity;
+      for (const l of c.layouts) {
+        windowB = Math.max(windowB, l.backwardWindowS[j]!);
+        windowF = Math.max(windowF, l.forwardWindowS[j]!);
+      }
       const sync = c.intraSyncSpreadS[j]! + c.crossGradientBytes[j]! / widest + 2 * c.minLinkLatencyS;
       leastSpanExposure = Math.min(leastSpanExposure, exposureOf(c, sync, windowB, windowF));
       inSiteExposure = Math.max(inSiteExposure, exposureOf(c, c.intraSyncSpreadS[j]!, windowB, windowF));
@@ -271,19 +313,31 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
  */
 export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly number[]): number {
   const gpusPerReplica = c.config.tp * c.config.cp * c.config.pp;
-  const fixedS = (l: LayoutCoefficients) => l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS;
-  const breakpoints = [...new Set(c.layouts.flatMap((l) => l.fittingMicrobatches.map((k) => k * l.maxStepS + fixedS(l))))].sort((a, b) => a - b);
+  const fixedS = c.layouts.map((l) => l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS);
+  const finishTimesS: number[] = [];
+  c.layouts.forEach((l, i) => { for (const k of l.fittingMicrobatches) finishTimesS.push(k * l.maxStepS + fixedS[i]!); });
+  const breakpoints = ascendingDistinct(finishTimesS);
+  // Scratch arrays reused by every evaluation of carried(T).
+  const perGpu = siteGpus.map(() => 0);
+  const byValue = siteGpus.map((_, s) => s);
   const carried = (T: number): number => {
-    const perGpu = siteGpus.map(() => 0);
-    for (const l of c.layouts) {
+    perGpu.fill(0);
+    c.layouts.forEach((l, i) => {
+      // The largest fitting k done by T (k x step + fixed time grows with k, and k ascends).
       let kmax = 0;
-      for (const k of l.fittingMicrobatches) if (k * l.maxStepS + fixedS(l) <= T * (1 + 1e-12)) kmax = Math.max(kmax, k);
-      if (kmax === 0) continue;
+      for (const k of l.fittingMicrobatches) {
+        if (k * l.maxStepS + fixedS[i]! > T * (1 + 1e-12)) break;
+        kmax = Math.max(kmax, k);
+      }
+      if (kmax === 0) return;
       for (const site of l.gpusPerSite.keys()) perGpu[site] = Math.max(perGpu[site]!, kmax / gpusPerReplica);
-    }
+    });
+    // Sites by carried microbatches per GPU, most first (stable: ties keep site order).
+    for (let s = 0; s < byValue.length; s++) byValue[s] = s;
+    byValue.sort((a, b) => perGpu[b]! - perGpu[a]!);
     let gpusLeft = c.dp * gpusPerReplica;
     let total = 0;
-    for (const site of siteGpus.map((_, s) => s).sort((a, b) => perGpu[b]! - perGpu[a]!)) {
+    for (const site of byValue) {
       const used = Math.min(gpusLeft, siteGpus[site]!);
       total += used * perGpu[site]!;
       gpusLeft -= used;
@@ -299,4 +353,12 @@ export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly num
     else lo = mid + 1;
   }
   return breakpoints[lo]!;
+}
+
+/** The distinct values, ascending (a numeric typed-array sort, then adjacent duplicates dropped). */
+function ascendingDistinct(values: readonly number[]): number[] {
+  const sorted = Float64Array.from(values).sort();
+  const out: number[] = [];
+  for (const value of sorted) if (out.length === 0 || value !== out[out.length - 1]) out.push(value);
+  return out;
 }

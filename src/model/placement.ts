@@ -102,15 +102,17 @@ function resolveLayersPerStage(scenario: Scenario, plan: PlanSpec, issues: Input
   return [...given];
 }
 
-/** Splits layers over stages as evenly as possible; the extra layers go to the middle stages (the ends hold embedding and logits). */
+/**
+ * Splits layers over stages as evenly as possible; the extra layers go to the middle stages (the
+ * ends hold embedding and logits): to the stages nearest the centre, the lower one first on a
+ * tie, which is the contiguous block of `extra` stages starting at floor((stages - extra) / 2).
+ */
 export function balancedLayers(layers: number, stages: number): number[] {
   const base = Math.floor(layers / stages);
   const extra = layers - base * stages;
-  const out = Array.from({ length: stages }, () => base);
-  const order = Array.from({ length: stages }, (_, i) => i).sort(
-    (a, b) => Math.abs(a - (stages - 1) / 2) - Math.abs(b - (stages - 1) / 2) || a - b,
-  );
-  for (let i = 0; i < extra; i++) out[order[i]!]! += 1;
+  const firstWithExtra = Math.floor((stages - extra) / 2);
+  const out = new Array<number>(stages);
+  for (let i = 0; i < stages; i++) out[i] = i >= firstWithExtra && i < firstWithExtra + extra ? base + 1 : base;
   return out;
 }
 
@@ -153,7 +155,7 @@ function resolveGroups(scenario: Scenario, plan: PlanSpec, issues: InputIssue[],
   return groups;
 }
 
-export function buildStages(scenario: Scenario, plan: PlanSpec, layersPerStage: readonly number[]): StageLayout[] {
+export function buildStages(scenario: Scenario, plan: Pick<PlanSpec, 'pp' | 'virtualStages'>, layersPerStage: readonly number[]): StageLayout[] {
   const v = plan.virtualStages;
   const chunkLayers = layersPerStage.map((layers) => balancedLayers(layers, v));
   // Virtual stage q = chunk * pp + stage runs the q-th contiguous block of layers.

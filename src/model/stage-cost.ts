@@ -38,11 +38,14 @@ export function matmulEfficiency(rows: number, columns: number): number {
 }
 
 /** Tokens one GPU holds per microbatch (sequence split over cp). */
-export const tokensPerGpu = (scenario: Scenario, plan: PlanSpec): number =>
+export const tokensPerGpu = (scenario: Scenario, plan: Pick<PlanSpec, 'microBatchSeqs' | 'cp'>): number =>
   (plan.microBatchSeqs * scenario.training.seqLen) / plan.cp;
 
+/** The plan fields a stage's time depends on (not dp, the schedule or ZeRO). */
+export type StageTimePlan = Pick<PlanSpec, 'tp' | 'cp' | 'ep' | 'pp' | 'virtualStages' | 'microBatchSeqs' | 'recompute'>;
+
 /** Computes the per-microbatch time of `stage` on `site` under `plan`. */
-export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout, site: Site, sitesUsedGpus: number): StageTime {
+export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageLayout, site: Site, sitesUsedGpus: number): StageTime {
   const { model, training } = scenario;
   const tokens = tokensPerGpu(scenario, plan);
   const tp = plan.tp;

@@ -3,9 +3,10 @@
  * cheap lower bound, so the planner can visit them best-first and prune the rest
  * (docs/formulation.md §4).
  */
-import { busiestReplicaMicrobatches, computeCoefficients, fewestMicrobatches, maxReplicas, siteStageTimes, type ConfigCoefficients } from '../formulation/coefficients';
-import { dataParallelDegrees, enumerateConfigs, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../formulation/search-space';
-import { stageMemory } from '../model/memory';
+import { busiestReplicaMicrobatches, computeCoefficients, configPlan, fewestMicrobatches, maxReplicas, type ConfigCoefficients } from '../formulation/coefficients';
+import { enumerateConfigs, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../formulation/search-space';
+import { EnumerationTables, type ConfigStageTables, type SiteStageTimes } from '../formulation/enumeration-tables';
+import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
 import { fillDrainS, forwardPartS, zeroBubbleShareS } from '../model/pipeline';
 import type { Scenario } from '../model/scenario';
 
@@ -27,65 +28,158 @@ export interface Candidate {
 export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestriction): Candidate[] {
   const candidates: Candidate[] = [];
   const infeasible: Candidate[] = [];
-  const layoutCache = new Map<number, ReplicaLayout[]>();
+  const tables = new EnumerationTables(scenario);
+  const layoutCache = new Map<number, PipelineLayouts>();
   const layoutsFor = (pp: number) => {
     let layouts = layoutCache.get(pp);
-    if (!layouts) { layouts = replicaLayouts(scenario, pp, restriction); layoutCache.set(pp, layouts); }
+    if (!layouts) { layouts = pipelineLayouts(scenario, replicaLayouts(scenario, pp, restriction)); layoutCache.set(pp, layouts); }
     return layouts;
   };
+  // Configurations that differ only in schedule or ZeRO share stage times (and those that differ
+  // only in schedule share memory bases): keyed by the tables' shared objects.
+  const stepsCache = new Map<SiteStageTimes, FastestSteps>();
+  const memoryCache = new Map<ConfigStageTables, OneMicrobatchMemory>();
   for (const config of enumerateConfigs(scenario, restriction)) {
-    const layouts = layoutsFor(config.pp);
+    const { layouts, usableSites, largestMemoryGiB } = layoutsFor(config.pp);
     if (layouts.length === 0) continue;
     const replicas = maxReplicas(scenario, config);
     if (replicas < 1) continue;
     const totalMicrobatches = scenario.training.globalBatchSeqs / config.microBatchSeqs;
-    const times = siteStageTimes(scenario, config);
-    const usableSites = new Set(layouts.flatMap((l) => l.sites));
-    // Fastest possible step of each stage over the sites layouts can use.
-    const fastest = times.stages.map((_, j) => Math.min(...[...usableSites].map((s) => times.times[s]![j]!.totalS)));
-    const slowestStage = Math.max(...fastest);
-    // Forward parts at the fastest step, with the forward share of the usable site whose ZB-H1 fill/drain share
-    // (zeroBubbleShareS) is smallest: every term of fillDrainS is then at most any placement's.
-    const fastestForward = times.stages.map((_, j) => {
-      const shares = [...usableSites].map((s) => forwardPartS(1, times.times[s]![j]!));
-      const share = shares.reduce((best, sh) => (zeroBubbleShareS(1, sh) < zeroBubbleShareS(1, best) ? sh : best));
-      return fastest[j]! * share;
-    });
-    const bubbleS = fillDrainS(fastest, fastestForward, config);
-    // Fluid bound: a replica's step is at least the fastest stage time of every site it uses, so its
-    // rate is at most a GPU-weighted mix of per-site rates; fill the fastest sites' stage slots first.
-    const slots = [...usableSites].map((s) => ({
-      rate: 1 / Math.min(...times.stages.map((_, j) => times.times[s]![j]!.totalS)),
-      slots: Math.floor(scenario.sites[s]!.gpus / (config.tp * config.cp)),
-    })).sort((a, b) => b.rate - a.rate);
-    const fluidRate = (dp: number) => {
-      let need = dp * config.pp;
-      let rate = 0;
-      for (const site of slots) {
-        const used = Math.min(need, site.slots);
-        rate += (used / config.pp) * site.rate;
-        need -= used;
-      }
-      return rate;
-    };
-    const largestMemoryGiB = Math.max(...[...usableSites].map((s) => scenario.sites[s]!.gpu.memoryGiB));
-    for (const dp of dataParallelDegrees(totalMicrobatches, replicas)) {
+    const stageTables = tables.forConfig(config);
+    let steps = stepsCache.get(stageTables.times);
+    if (!steps) { steps = fastestSteps(scenario, config, stageTables.times, usableSites); stepsCache.set(stageTables.times, steps); }
+    const bubbleS = fillDrainBubbleS(steps, config);
+    let memory = memoryCache.get(stageTables);
+    if (!memory) { memory = oneMicrobatchMemory(stageTables, config); memoryCache.set(stageTables, memory); }
+    const coefficients = (dp: number) => () => computeCoefficients(scenario, config, dp, layouts, tables);
+    const divisorsOfTotal = tables.divisors(totalMicrobatches);
+    // Memory need is non-increasing in dp (only ZeRO shards depend on it, and dp ascends): once
+    // one dp fits the largest GPU, every larger one does.
+    let fitsFromHere = false;
+    for (const dp of tables.dataParallelDegrees(totalMicrobatches, replicas)) {
       if ((dp * config.cp) % config.ep !== 0) continue; // experts are sharded over data-parallel ranks
-      const k = busiestReplicaMicrobatches(totalMicrobatches, dp, fewestMicrobatches(config));
+      const k = busiestReplicaMicrobatches(totalMicrobatches, dp, fewestMicrobatches(config), divisorsOfTotal);
       // A stage that does not fit the largest GPU even with one microbatch in flight rules (config, dp) out.
-      const plan = { ...config, dp };
-      const needGiB = Math.max(...times.stages.map((stage) => stageMemory(scenario, plan, stage, 1).totalGiB));
-      if (needGiB > largestMemoryGiB) {
-        infeasible.push({ config, dp, quickBoundS: Infinity, memoryNeedGiB: needGiB, coefficients: () => computeCoefficients(scenario, config, dp, layouts, times) });
-        continue;
+      if (!fitsFromHere) {
+        const needGiB = oneMicrobatchNeedGiB(memory, config, dp);
+        if (needGiB > largestMemoryGiB) {
+          infeasible.push({ config, dp, quickBoundS: Infinity, memoryNeedGiB: needGiB, coefficients: coefficients(dp) });
+          continue;
+        }
+        fitsFromHere = true;
       }
       candidates.push({
         config,
         dp,
-        quickBoundS: Math.max(k * slowestStage, totalMicrobatches / fluidRate(dp)) + bubbleS,
-        coefficients: () => computeCoefficients(scenario, config, dp, layouts, times),
+        quickBoundS: Math.max(k * steps.slowestStageS, totalMicrobatches / fluidRate(steps.siteSlots, config.pp, dp)) + bubbleS,
+        coefficients: coefficients(dp),
       });
     }
   }
   return [...candidates.sort((a, b) => a.quickBoundS - b.quickBoundS), ...infeasible];
+}
+
+/** The layouts of a pp-stage replica, with the sites they use (in first-use order) and the largest GPU memory among them. */
+interface PipelineLayouts {
+  readonly layouts: readonly ReplicaLayout[];
+  readonly usableSites: readonly number[];
+  readonly largestMemoryGiB: number;
+}
+
+function pipelineLayouts(scenario: Scenario, layouts: readonly ReplicaLayout[]): PipelineLayouts {
+  const usableSites = [...new Set(layouts.flatMap((l) => l.sites))];
+  return { layouts, usableSites, largestMemoryGiB: Math.max(...usableSites.map((s) => scenario.sites[s]!.gpu.memoryGiB)) };
+}
+
+/** A usable site's stage slots (tp x cp GPU groups) and the fastest rate one slot's stage can run at. */
+interface SiteSlots {
+  /** Microbatch steps per second of the site's fastest stage. */
+  readonly rate: number;
+  readonly slots: number;
+}
+
+/** The dp-independent, schedule-independent parts of a configuration's quick bound. */
+interface FastestSteps {
+  /** Fastest possible step of each stage over the usable sites, s. */
+  readonly fastestS: readonly number[];
+  /** The slowest of those, s. */
+  readonly slowestStageS: number;
+  /** Usable sites, fastest rate first. */
+  readonly siteSlots: readonly SiteSlots[];
+  /** Fill/drain bubble at the fastest steps, by schedule (filled as schedules come; the virtual stage count is fixed with the stage times). */
+  /** Forward parts at the fastest steps, with the forward share of the usable site whose ZB-H1 fill/drain share is smallest. */
+  readonly fastestForwardS: readonly number[];
+  /** Bubble per schedule and virtual stage count. */
+  readonly bubbleBySchedule: Map<string, number>;
+}
+
+function fillDrainBubbleS(steps: FastestSteps, config: ParallelConfig): number {
+  const key = `${config.schedule}/${config.virtualStages}`;
+  let bubbleS = steps.bubbleBySchedule.get(key);
+  if (bubbleS === undefined) {
+    // Every term of fillDrainS is then at most any placement's.
+    bubbleS = fillDrainS(steps.fastestS, steps.fastestForwardS, configPlan(config, 1));
+    steps.bubbleBySchedule.set(key, bubbleS);
+  }
+  return bubbleS;
+}
+
+function fastestSteps(scenario: Scenario, config: ParallelConfig, times: SiteStageTimes, usableSites: readonly number[]): FastestSteps {
+  const fastestS: number[] = [];
+  for (let j = 0; j < times.stages.length; j++) {
+    let least = Infinity;
+    for (const s of usableSites) least = Math.min(least, times.times[s]![j]!.totalS);
+    fastestS.push(least);
+  }
+  let slowestStageS = -Infinity;
+  for (const step of fastestS) slowestStageS = Math.max(slowestStageS, step);
+  const siteSlots = usableSites.map((s): SiteSlots => {
+    let fastestStep = Infinity;
+    for (const step of times.times[s]!) fastestStep = Math.min(fastestStep, step.totalS);
+    return { rate: 1 / fastestStep, slots: Math.floor(scenario.sites[s]!.gpus / (config.tp * config.cp)) };
+  }).sort((a, b) => b.rate - a.rate);
+  const fastestForwardS = fastestS.map((fastest, j) => {
+    const shares = usableSites.map((s) => forwardPartS(1, times.times[s]![j]!));
+    const share = shares.reduce((best, sh) => (zeroBubbleShareS(1, sh) < zeroBubbleShareS(1, best) ? sh : best));
+    return fastest * share;
+  });
+  return { fastestS, fastestForwardS, slowestStageS, siteSlots, bubbleBySchedule: new Map() };
+}
+
+/**
+ * Fluid bound: a replica's step is at least the fastest stage time of every site it uses, so its
+ * rate is at most a GPU-weighted mix of per-site rates; fill the fastest sites' stage slots first.
+ * Microbatches per second of dp replicas of pp stages at most.
+ */
+function fluidRate(siteSlots: readonly SiteSlots[], pp: number, dp: number): number {
+  let need = dp * pp;
+  let rate = 0;
+  for (const site of siteSlots) {
+    const used = Math.min(need, site.slots);
+    rate += (used / pp) * site.rate;
+    need -= used;
+  }
+  return rate;
+}
+
+/** The distinct stages' memory bases and activations with one microbatch in flight (every stage then holds one). */
+interface OneMicrobatchMemory {
+  readonly bases: readonly StageMemoryBasis[];
+  readonly activationsGiB: readonly number[];
+}
+
+function oneMicrobatchMemory({ pipeline, memoryBases }: ConfigStageTables, config: ParallelConfig): OneMicrobatchMemory {
+  // Identical stages have identical memory: price each distinct stage once.
+  return {
+    bases: pipeline.distinct.map((j) => memoryBases[j]!),
+    activationsGiB: pipeline.distinct.map((j) => activationsGiB(memoryBases[j]!, microbatchesInFlight(config, j, 1))),
+  };
+}
+
+/** The largest per-GPU memory need of the configuration's stages with one microbatch in flight, GiB. */
+function oneMicrobatchNeedGiB(memory: OneMicrobatchMemory, config: ParallelConfig, dp: number): number {
+  const sharding = { dp, cp: config.cp, ep: config.ep, zero: config.zero };
+  let need = -Infinity;
+  for (let i = 0; i < memory.bases.length; i++) need = Math.max(need, stageMemoryTotalGiB(memory.bases[i]!, sharding, memory.activationsGiB[i]!));
+  return need;
 }

@@ -1,0 +1,304 @@
+// Frozen copy of src/formulation/coefficients.ts at commit da25fb5 (main before the enumeration perf work, after the pipeline-schedule
+// change): the reference the equivalence test (test/candidates-equivalence.test.ts) and bench/enumeration-speed.ts compare against.
+/**
+ * Cost-model numbers the placement MIP needs for one outer configuration and data-parallel
+ * degree, computed with the cost model's own functions under placement-optimistic assumptions
+ * (no pod oversubscription, full link capacity), so that every MIP term is a lower bound of the
+ * cost model's value for every placement (docs/formulation.md §2).
+ */
+import { CALIBRATION } from '../../src/model/calibration-constants';
+import { routeLatencyS } from '../../src/model/cross-site';
+import { stageMemory, stageParams } from './memory';
+import { allReduceS, tierForGroup } from '../../src/model/network';
+import { chainCrossings, exposedSyncS, fillDrainS, forwardPartS } from './pipeline';
+import { balancedLayers, buildStages, type StageLayout } from './placement';
+import type { PlanSpec } from '../../src/model/plan-schema';
+import type { Scenario } from '../../src/model/scenario';
+import { stageTime, type StageTime } from './stage-cost';
+import { BF16_BYTES, gBpsToBytesPerS } from '../../src/model/units';
+import { divisors, type ParallelConfig, type ReplicaLayout } from './search-space';
+
+/** Per-layout constants. */
+export interface LayoutCoefficients {
+  readonly layout: ReplicaLayout;
+  /** Slowest stage step per microbatch, s. */
+  readonly maxStepS: number;
+  /** Fill/drain bubble, s. */
+  readonly bubbleS: number;
+  /** Cross-site boundaries along the chain, per link index: count of crossings routed over it. */
+  readonly crossingsPerLink: ReadonlyMap<number, number>;
+  /** Crossings along the chain. */
+  readonly crossings: number;
+  /** Sum over crossings of the route's one-way latency, s. */
+  readonly crossingLatencyS: number;
+  /** GPUs one replica uses at each site. */
+  readonly gpusPerSite: ReadonlyMap<number, number>;
+  /** Replicas of this layout the sites can hold. */
+  readonly maxReplicas: number;
+  /** Microbatch counts k for which every stage fits in memory. */
+  readonly fittingMicrobatches: readonly number[];
+  /** Compute windows (backward, forward) before stage j's gradient sync, s. */
+  readonly backwardWindowS: readonly number[];
+  readonly forwardWindowS: readonly number[];
+}
+
+export interface ConfigCoefficients {
+  readonly config: ParallelConfig;
+  readonly dp: number;
+  /** Total microbatches M = globalBatchSeqs / microBatchSeqs. */
+  readonly totalMicrobatches: number;
+  readonly stages: readonly StageLayout[];
+  readonly layouts: readonly LayoutCoefficients[];
+  /** Bytes of one pipeline boundary transfer per microbatch (all tp x cp ranks together). */
+  readonly sendBytes: number;
+  /** Usable bytes/s of each link at its best (capacity x link efficiency). */
+  readonly linkBytesPerS: readonly number[];
+  /** Gradient bytes of stage j summed over its tp ranks, as sent across sites (compression applied when allowed). */
+  readonly crossGradientBytes: readonly number[];
+  /** Lower bound of stage j's in-site gradient sync when its replicas are spread over the sites. */
+  readonly intraSyncSpreadS: readonly number[];
+  /** GPUs of one full-bisection pod at each site (pod oversubscription applies past it; Infinity when none). */
+  readonly podGpus: readonly number[];
+  /** Usable bytes/s of all links touching each site. */
+  readonly siteIncidentBytesPerS: readonly number[];
+  /** Usable bytes/s of the fastest single link touching each site (one ring hop leaves over one link). */
+  readonly siteWidestLinkBytesPerS: readonly number[];
+  /** Ring all-reduce time of stage j's gradients over `replicas` x cp ranks at a site, with or without pod oversubscription. */
+  readonly ringS: (stage: number, site: number, replicas: number, spansPods: boolean) => number;
+  /** Largest in-site ring time of each stage (all dp replicas, pods spilled, slowest site), an upper bound for big-M terms. */
+  readonly ringMaxS: readonly number[];
+  /** Smallest one-way latency of any link, s. */
+  readonly minLinkLatencyS: number;
+  /** Lower bound of the optimizer step, s. */
+  readonly optimizerS: number;
+  /** Whether data-parallel communication overlaps compute (training.overlap.dataParallel). */
+  readonly overlapDp: boolean;
+}
+
+/**
+ * Microbatch counts a replica may run when dp replicas share M microbatches: divisors of M
+ * within a factor 4 of the even share M/dp (uneven shares let faster sites do more), and at
+ * least `fewest` (see {@link fewestMicrobatches}).
+ */
+export function microbatchCounts(totalMicrobatches: number, dp: number, fewest = 1): number[] {
+  const even = totalMicrobatches / dp;
+  return divisors(totalMicrobatches).filter((k) => k >= fewest && k >= even / 4 && k <= even * 4 && k <= totalMicrobatches - (dp - 1));
+}
+
+/** The fewest microbatches a replica may run: pp for the interleaved schedule (Megatron-LM's microbatch groups), else 1. */
+export const fewestMicrobatches = (config: Pick<ParallelConfig, 'schedule' | 'pp'>): number => (config.schedule === 'interleaved' ? config.pp : 1);
+
+/**
+ * The fewest microbatches the busiest replica can run: replicas average M/dp, so one runs at
+ * least that many, and replica counts come from {@link microbatchCounts}. Infinity when none fits.
+ */
+export function busiestReplicaMicrobatches(totalMicrobatches: number, dp: number, fewest = 1): number {
+  return microbatchCounts(totalMicrobatches, dp, fewest).find((k) => k >= totalMicrobatches / dp) ?? Infinity;
+}
+
+/** The plan fields of a configuration with a data-parallel degree (no placement). */
+export const configPlan = (config: ParallelConfig, dp: number): PlanSpec => ({ ...config, dp });
+
+/** Largest number of replicas the sites can hold (split layouts use the same GPUs per replica). */
+export const maxReplicas = (scenario: Scenario, config: ParallelConfig): number =>
+  scenario.sites.reduce((sum, site) => sum + Math.floor(site.gpus / (config.tp * config.cp * config.pp)), 0);
+
+/** Per-site stage times for a configuration (independent of dp), with the optimistic pod assumption. */
+export function siteStageTimes(scenario: Scenario, config: ParallelConfig): { stages: StageLayout[]; times: StageTime[][] } {
+  const plan = configPlan(config, 1);
+  const stages = buildStages(scenario, plan, balancedLayers(scenario.model.layers, config.pp));
+  const times = scenario.sites.map((site) => stages.map((stage) => stageTime(scenario, plan, stage, site, 0)));
+  return { stages, times };
+}
+
+export function computeCoefficients(
+  scenario: Scenario,
+  config: ParallelConfig,
+  dp: number,
+  layouts: readonly ReplicaLayout[],
+  siteTimes: { stages: StageLayout[]; times: StageTime[][] },
+): ConfigCoefficients {
+  const plan = configPlan(config, dp);
+  const { stages, times } = siteTimes;
+  const totalMicrobatches = scenario.training.globalBatchSeqs / config.microBatchSeqs;
+  const microbatchChoices = microbatchCounts(totalMicrobatches, dp, fewestMicrobatches(config));
+  const gpusPerStage = config.tp * config.cp;
+
+  // Memory depends on the stage and k, not on the site; compare with each site's capacity.
+  const memoryGiB = stages.map(() => new Map<number, number>());
+  const memoryFits = (stage: StageLayout, site: number, k: number) => {
+    let need = memoryGiB[stage.index]!.get(k);
+    if (need === undefined) {
+      need = stageMemory(scenario, plan, stage, k).totalGiB;
+      memoryGiB[stage.index]!.set(k, need);
+    }
+    return need <= scenario.sites[site]!.gpu.memoryGiB;
+  };
+  const layoutCoefficients = layouts.map((layout): LayoutCoefficients => {
+    const steps = layout.stageSite.map((site, j) => times[site]![j]!.totalS);
+    // The m-independent part of the bubble, non-decreasing in the (optimistic) stage times.
+    const bubbleS = fillDrainS(steps, steps.map((step, j) => forwardPartS(step, times[layout.stageSite[j]!]![j]!)), plan);
+    const crossingsPerLink = new Map<number, number>();
+    let crossingLatencyS = 0;
+    const hops = chainCrossings(layout.stageSite, config.virtualStages);
+    for (const hop of hops) {
+      crossingLatencyS += routeLatencyS(scenario, hop.from, hop.to);
+      for (const link of scenario.routes[hop.from]![hop.to]!) crossingsPerLink.set(link, (crossingsPerLink.get(link) ?? 0) + 1);
+    }
+    const gpusPerSite = new Map<number, number>();
+    for (const site of layout.stageSite) gpusPerSite.set(site, (gpusPerSite.get(site) ?? 0) + gpusPerStage);
+    let layoutReplicas = Infinity;
+    for (const [site, gpus] of gpusPerSite) layoutReplicas = Math.min(layoutReplicas, Math.floor(scenario.sites[site]!.gpus / gpus));
+    // GPipe holds every microbatch: memory grows with k; the other schedules are capped by pp.
+    const fittingMicrobatches = microbatchChoices.filter((k) => layout.stageSite.every((site, j) => memoryFits(stages[j]!, site, k)));
+    let backward = 0;
+    let forward = 0;
+    const backwardWindowS: number[] = [];
+    const forwardWindowS: number[] = [];
+    layout.stageSite.forEach((site, j) => {
+      const t = times[site]![j]!;
+      backward += t.backwardS + t.recomputeS;
+      forward += t.forwardS;
+      backwardWindowS.push(backward);
+      forwardWindowS.push(forward);
+    });
+    return {
+      layout, maxStepS: Math.max(...steps), bubbleS, crossingsPerLink, crossings: hops.length, crossingLatencyS,
+      gpusPerSite, maxReplicas: layoutReplicas, fittingMicrobatches, backwardWindowS, forwardWindowS,
+    };
+  });
+
+  const compression = scenario.search?.allowGradientCompression ? 0.5 : 1;
+  const gradBytesPerGpu = stages.map((stage) => {
+    const params = stageParams(scenario, plan, stage);
+    return BF16_BYTES * (params.dense + params.expert);
+  });
+  // Ring time is non-decreasing in the rank count; the fastest site's tier gives the lower bound.
+  const ringLowerBound = (bytes: number, ranks: number) =>
+    Math.min(...scenario.sites.map((site) => allReduceS(bytes, ranks, tierForGroup(site, ranks * config.tp, false))));
+  const siteCount = scenario.sites.length;
+  // Usable bytes/s of each link at its best, and of the links touching each site.
+  const linkBytesPerS = scenario.links.map((link) => link.bandwidthBytesPerS * CALIBRATION.crossSiteLinkEfficiency);
+  const siteLinkBytesPerS = scenario.sites.map((site) =>
+    scenario.links.filter((l) => l.siteA === site.index || l.siteB === site.index).map((l) => linkBytesPerS[l.index]!));
+  const optimizerS = Math.max(...stages.map((stage) => {
+    const params = stageParams(scenario, plan, stage);
+    const shards = config.zero >= 1 ? dp * config.cp : 1;
+    const owned = params.dense / shards + params.expert / Math.max(1, shards / config.ep);
+    const fastestHbm = Math.max(...scenario.sites.map((s) => s.gpu.hbmGBps));
+    return (owned * CALIBRATION.optimizerBytesPerParam) / gBpsToBytesPerS(fastestHbm);
+  }));
+
+  return {
+    config,
+    dp,
+    totalMicrobatches,
+    stages,
+    layouts: layoutCoefficients,
+    sendBytes: config.microBatchSeqs * scenario.training.seqLen * scenario.model.hidden * BF16_BYTES,
+    linkBytesPerS,
+    crossGradientBytes: gradBytesPerGpu.map((g) => config.tp * g * compression),
+    podGpus: scenario.sites.map((site) => (site.podOversubscription > 1 ? site.podGpus : Infinity)),
+    intraSyncSpreadS: gradBytesPerGpu.map((g) => ringLowerBound(g, Math.ceil(dp / siteCount) * config.cp)),
+    siteWidestLinkBytesPerS: siteLinkBytesPerS.map((links) => Math.max(0, ...links)),
+    siteIncidentBytesPerS: siteLinkBytesPerS.map((links) => links.reduce((sum, bw) => sum + bw, 0)),
+    ringS: (stage, site, replicas, spansPods) =>
+      allReduceS(gradBytesPerGpu[stage]!, replicas * config.cp, tierForGroup(scenario.sites[site]!, replicas * config.cp * config.tp, spansPods)),
+    ringMaxS: gradBytesPerGpu.map((g) => Math.max(...scenario.sites.map((site) => allReduceS(g, dp * config.cp, tierForGroup(site, dp * config.cp * config.tp, true))))),
+    minLinkLatencyS: scenario.links.length > 0 ? Math.min(...scenario.links.map((l) => l.rttS / 2)) : 0,
+    optimizerS,
+    overlapDp: scenario.training.overlap.dataParallel,
+  };
+}
+
+/** The cost model's exposed sync for this candidate's ZeRO stage and overlap setting. */
+const exposureOf = (c: ConfigCoefficients, syncS: number, backwardWindowS: number, forwardWindowS: number): number =>
+  exposedSyncS(c.config, c.overlapDp, syncS, backwardWindowS, forwardWindowS);
+
+/**
+ * A lower bound on the iteration time of every placement of (config, dp) (docs/formulation.md
+ * §4). Either every stage keeps all its replicas on one site — then all replicas share one
+ * layout, and that layout's pipeline with ceil(M/dp) microbatches, its link load and its in-site
+ * sync bound the time — or some stage spans sites, and the fluid pipeline bound plus the least
+ * cross-site sync any stage can pay bound it. `pipelineBoundS` bounds every placement's pipeline
+ * phase (the candidate's quick bound).
+ */
+export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): number {
+  const k = busiestReplicaMicrobatches(c.totalMicrobatches, c.dp, fewestMicrobatches(c.config));
+  if (!Number.isFinite(k)) return Infinity;
+  let oneLayout = Infinity;
+  for (const layout of c.layouts) {
+    if (!layout.fittingMicrobatches.some((m) => m >= k) || layout.maxReplicas < c.dp) continue;
+    let linkStep = 0;
+    for (const [link, crossings] of layout.crossingsPerLink) linkStep = Math.max(linkStep, (c.dp * crossings * c.sendBytes) / c.linkBytesPerS[link]!);
+    const pipeline = k * Math.max(layout.maxStepS, linkStep) + layout.bubbleS + 2 * layout.crossingLatencyS + 2 * layout.crossings * linkStep;
+    let exposed = 0;
+    c.stages.forEach((_, j) => {
+      // Every replica here: stage j's ring has all dp replicas at its site, past a pod if they overflow one.
+      const site = layout.layout.stageSite[j]!;
+      const ring = c.ringS(j, site, c.dp, c.dp * layout.gpusPerSite.get(site)! > c.podGpus[site]!);
+      exposed = Math.max(exposed, exposureOf(c, ring, layout.backwardWindowS[j]!, layout.forwardWindowS[j]!));
+    });
+    oneLayout = Math.min(oneLayout, pipeline + exposed);
+  }
+  let spanning = Infinity;
+  // Some replica runs at least k microbatches, so some layout must fit k or more in memory.
+  const usable = c.layouts.some((l) => l.fittingMicrobatches.some((m) => m >= k));
+  // A spanning stage's ring hop leaves its site over one link: the fastest single link bounds it.
+  const widest = Math.max(0, ...c.siteWidestLinkBytesPerS);
+  if (usable && c.siteIncidentBytesPerS.length > 1 && widest > 0 && c.dp > 1) {
+    // Every stage has an in-site ring over at least ceil(dp / sites) replicas somewhere; the stage
+    // that spans also pays the cross-site phase.
+    let leastSpanExposure = Infinity;
+    let inSiteExposure = 0;
+    c.stages.forEach((_, j) => {
+      const windowB = Math.max(...c.layouts.map((l) => l.backwardWindowS[j]!));
+      const windowF = Math.max(...c.layouts.map((l) => l.forwardWindowS[j]!));
+      const sync = c.intraSyncSpreadS[j]! + c.crossGradientBytes[j]! / widest + 2 * c.minLinkLatencyS;
+      leastSpanExposure = Math.min(leastSpanExposure, exposureOf(c, sync, windowB, windowF));
+      inSiteExposure = Math.max(inSiteExposure, exposureOf(c, c.intraSyncSpreadS[j]!, windowB, windowF));
+    });
+    spanning = pipelineBoundS + Math.max(leastSpanExposure, inSiteExposure);
+  }
+  return Math.min(oneLayout, spanning) + c.optimizerS;
+}
+
+/**
+ * Capacity bound (docs/formulation.md §4): if every replica finishes by T, a replica with layout
+ * l runs at most kmax_l(T) microbatches (the largest fitting k with k x slowest step + bubble +
+ * fill latency + optimizer <= T). Spreading each replica's microbatches over its GPUs, a GPU at
+ * site s carries at most v_s(T) = max over layouts touching s of kmax_l(T) / (GPUs per replica),
+ * so dp replicas carry at most the fractional knapsack of the sites' GPUs by v_s. The least
+ * breakpoint T at which that reaches M bounds every placement's iteration time.
+ */
+export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly number[]): number {
+  const gpusPerReplica = c.config.tp * c.config.cp * c.config.pp;
+  const fixedS = (l: LayoutCoefficients) => l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS;
+  const breakpoints = [...new Set(c.layouts.flatMap((l) => l.fittingMicrobatches.map((k) => k * l.maxStepS + fixedS(l))))].sort((a, b) => a - b);
+  const carried = (T: number): number => {
+    const perGpu = siteGpus.map(() => 0);
+    for (const l of c.layouts) {
+      let kmax = 0;
+      for (const k of l.fittingMicrobatches) if (k * l.maxStepS + fixedS(l) <= T * (1 + 1e-12)) kmax = Math.max(kmax, k);
+      if (kmax === 0) continue;
+      for (const site of l.gpusPerSite.keys()) perGpu[site] = Math.max(perGpu[site]!, kmax / gpusPerReplica);
+    }
+    let gpusLeft = c.dp * gpusPerReplica;
+    let total = 0;
+    for (const site of siteGpus.map((_, s) => s).sort((a, b) => perGpu[b]! - perGpu[a]!)) {
+      const used = Math.min(gpusLeft, siteGpus[site]!);
+      total += used * perGpu[site]!;
+      gpusLeft -= used;
+    }
+    return total;
+  };
+  let lo = 0;
+  let hi = breakpoints.length - 1;
+  if (hi < 0 || carried(breakpoints[hi]!) < c.totalMicrobatches * (1 - 1e-12)) return Infinity;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (carried(breakpoints[mid]!) >= c.totalMicrobatches * (1 - 1e-12)) hi = mid;
+    else lo = mid + 1;
+  }
+  return breakpoints[lo]!;
+}

@@ -1,0 +1,155 @@
+// Frozen copy of src/model/pipeline.ts at commit da25fb5 (main before the enumeration perf work, after the pipeline-schedule
+// change): the reference the equivalence test (test/candidates-equivalence.test.ts) and bench/enumeration-speed.ts compare against.
+/**
+ * Pipeline schedule timing (docs/cost-model.md §5): with per-stage step times S_j (forward F_j
+ * of it) and m microbatches, an iteration's pipeline phase takes m * max S + bubble, where the
+ * bubble is (sum S - max S) for GPipe and 1F1B (eq. 5.1), that divided by v for the interleaved
+ * schedule (eq. 5.2), and (sum Z - max Z) + max(0, p - m) * max_j min(F_j, W_j) for ZB-H1
+ * (eq. 5.3; Z_j = max(F_j, W_j), W_j = (S_j - F_j) / 2 the weight-gradient half of the backward;
+ * Qi et al. 2024: (p - 1)(F + B - W) with B = W when W <= F).
+ */
+import type { PlanSpec } from '../../src/model/plan-schema';
+
+/** Sites crossed along one replica's chain of virtual stages: pairs (from, to) in chain order. */
+export function chainCrossings(stageSite: readonly number[], virtualStages: number): { readonly from: number; readonly to: number }[] {
+  const p = stageSite.length;
+  const crossings: { from: number; to: number }[] = [];
+  for (let q = 0; q + 1 < p * virtualStages; q++) {
+    const from = stageSite[q % p]!;
+    const to = stageSite[(q + 1) % p]!;
+    if (from !== to) crossings.push({ from, to });
+  }
+  return crossings;
+}
+
+/**
+ * Megatron-LM's interleaved schedule runs microbatches in groups of N per model chunk
+ * (`--microbatch-group-size-per-virtual-pipeline-stage`, default p) and refuses a last group of
+ * fewer than p ("dependency bubbles"): N in [p, m] with m mod N = 0 or >= p. The smallest such N
+ * (p when p divides m; it sets the warm-up, hence memory), or undefined when m < p or m is not
+ * whole: then the schedule cannot run.
+ */
+export function interleavedGroupSize(microbatches: number, pp: number): number | undefined {
+  if (!Number.isInteger(microbatches) || microbatches < pp) return undefined;
+  for (let n = pp; n < microbatches; n++) {
+    const last = microbatches % n;
+    if (last === 0 || last >= pp) return n;
+  }
+  return microbatches;
+}
+
+/**
+ * The part of the bubble that does not depend on m (eq. 5.1-5.3 without the ZB-H1 short-pipeline
+ * term): fill and drain. Non-decreasing in every S_j and F_j, so the planner's bounds can call it
+ * with optimistic stage times.
+ */
+export function fillDrainS(stepS: readonly number[], forwardS: readonly number[], plan: Pick<PlanSpec, 'schedule' | 'virtualStages'>): number {
+  switch (plan.schedule) {
+    case 'gpipe':
+    case '1f1b': return sumButLargest(stepS);
+    case 'interleaved': return sumButLargest(stepS) / plan.virtualStages;
+    case 'zb-h1': return sumButLargest(stepS.map((step, j) => zeroBubbleShareS(step, forwardS[j]!)));
+  }
+}
+
+/**
+ * ZB-H1's fill/drain per stage (eq. 5.3): the weight-gradient passes W fill the drain's gaps,
+ * each as long as a forward, only when W <= F; otherwise each gap is a W. Non-decreasing in S at
+ * a fixed forward share.
+ */
+export function zeroBubbleShareS(stepS: number, forwardS: number): number {
+  return Math.max(forwardS, (stepS - forwardS) / 2);
+}
+
+/**
+ * ZB-H1 with fewer microbatches than stages (eq. 5.3): the drain has p - m fewer weight-gradient
+ * passes to fill it with, each gap min(F, W) long. Zero for the other schedules and for m >= p.
+ */
+export function shortPipelineS(stepS: readonly number[], forwardS: readonly number[], microbatches: number, plan: Pick<PlanSpec, 'schedule'>): number {
+  if (plan.schedule !== 'zb-h1') return 0;
+  let gap = 0;
+  stepS.forEach((s, j) => { gap = Math.max(gap, Math.min(forwardS[j]!, (s - forwardS[j]!) / 2)); });
+  return Math.max(0, stepS.length - microbatches) * gap;
+}
+
+/**
+ * Pipeline phase of one replica: m microbatches through stages with per-microbatch step times
+ * `stepS` (seconds), `forwardS` of each being forward work. Equal to the op-by-op simulation
+ * (pipeline-timeline.ts) for equal stages under every schedule; for unequal stages the steady
+ * state runs at the slowest stage and fill/drain passes every other stage once, which bounds
+ * the simulated span from above (docs/cost-model.md §5).
+ */
+export function pipelinePhaseS(
+  stepS: readonly number[],
+  forwardS: readonly number[],
+  microbatches: number,
+  plan: Pick<PlanSpec, 'schedule' | 'virtualStages'>,
+): { readonly steadyS: number; readonly bubbleS: number } {
+  const max = Math.max(0, ...stepS);
+  return {
+    steadyS: microbatches * max,
+    bubbleS: fillDrainS(stepS, forwardS, plan) + shortPipelineS(stepS, forwardS, microbatches, plan),
+  };
+}
+
+/** A cross-site boundary on the chain as the pipeline formula sees it. */
+export interface PipelineHop { readonly latencyS: number; readonly stepS: number }
+
+/** One replica's pipeline phase with its cross-site boundaries (docs/cost-model.md §5, eq. 5.4). */
+export interface PipelinePhase {
+  readonly steadyS: number;
+  readonly bubbleS: number;
+  /** Per microbatch: how much the slowest link step exceeds the slowest stage. */
+  readonly linkExcessS: number;
+  /** Latency and one transfer of every crossing, on fill and on drain. */
+  readonly fillCrossS: number;
+  /** steady + m x link excess + bubble + fill/drain crossings. */
+  readonly phaseS: number;
+}
+
+/**
+ * Eq. 5.4: m x max(S, link steps) + bubble + 2 x sum over crossings (latency + link step): a link
+ * is a pipeline stage of its own, and fill and drain pay each crossing once each way.
+ */
+export function pipelineWithHopsS(
+  stepS: readonly number[],
+  forwardS: readonly number[],
+  microbatches: number,
+  plan: Pick<PlanSpec, 'schedule' | 'virtualStages'>,
+  hops: readonly PipelineHop[],
+): PipelinePhase {
+  const { steadyS, bubbleS } = pipelinePhaseS(stepS, forwardS, microbatches, plan);
+  let linkStep = 0;
+  let fillCrossS = 0;
+  for (const hop of hops) {
+    linkStep = Math.max(linkStep, hop.stepS);
+    fillCrossS += 2 * (hop.latencyS + hop.stepS);
+  }
+  const linkExcessS = Math.max(0, linkStep - Math.max(0, ...stepS));
+  return { steadyS, bubbleS, linkExcessS, fillCrossS, phaseS: steadyS + microbatches * linkExcessS + bubbleS + fillCrossS };
+}
+
+/** Forward share of a stage's step: the step split in the ratio of forward to all compute (a third without recomputation). */
+export function forwardPartS(stepS: number, time: { readonly forwardS: number; readonly backwardS: number; readonly recomputeS: number }): number {
+  const work = time.forwardS + time.backwardS + time.recomputeS;
+  return work > 0 ? (stepS * time.forwardS) / work : stepS / 3;
+}
+
+function sumButLargest(values: readonly number[]): number {
+  let sum = 0;
+  let max = 0;
+  for (const x of values) { sum += x; max = Math.max(max, x); }
+  return sum - max;
+}
+
+/**
+ * Gradient sync left exposed after a stage's compute (docs/cost-model.md §3): all of it without
+ * overlap; with ZeRO-0 what the backward window cannot hide; with ZeRO >= 1 the reduce-scatter
+ * half against the backward window and the all-gather half against the forward window.
+ * Non-decreasing in the sync time, so the planner's bounds can call it with lower bounds.
+ */
+export function exposedSyncS(plan: Pick<PlanSpec, 'zero'>, overlap: boolean, syncS: number, backwardWindowS: number, forwardWindowS: number): number {
+  if (!overlap) return syncS;
+  if (plan.zero === 0) return Math.max(0, syncS - backwardWindowS);
+  return Math.max(0, syncS / 2 - backwardWindowS) + Math.max(0, syncS / 2 - forwardWindowS);
+}

@@ -1,0 +1,177 @@
+// Frozen copy of src/formulation/search-space.ts at commit da25fb5 (main before the enumeration perf work, after the pipeline-schedule
+// change): the reference the equivalence test (test/candidates-equivalence.test.ts) and bench/enumeration-speed.ts compare against.
+/**
+ * The plan space `plan` searches (docs/formulation.md §1): outer parallel configurations,
+ * data-parallel degrees, replica layouts over sites, and per-replica microbatch counts.
+ * Every plan in this space can be written as a plan JSON and evaluated by the cost model.
+ */
+import type { PlanSpec, Recompute, Schedule } from '../../src/model/plan-schema';
+import type { Scenario } from '../../src/model/scenario';
+
+/** The outer discrete choices (kappa): everything but placement and network settings. */
+export interface ParallelConfig {
+  readonly tp: number;
+  readonly cp: number;
+  readonly ep: number;
+  readonly pp: number;
+  readonly microBatchSeqs: number;
+  readonly schedule: Schedule;
+  readonly virtualStages: number;
+  readonly recompute: Recompute;
+  readonly zero: 0 | 1 | 2 | 3;
+}
+
+/** A way to lay one pipeline replica on sites: stage j runs on `stageSite[j]`. */
+export interface ReplicaLayout {
+  readonly id: string;
+  readonly stageSite: readonly number[];
+  /** Sites the replica uses, in stage order. */
+  readonly sites: readonly number[];
+}
+
+/** Restrictions used by the baselines (production, pp-across) and by tests. */
+export interface SpaceRestriction {
+  /** whole: every replica on one site; split: every replica spans two sites; any: both. */
+  readonly layouts: 'any' | 'whole' | 'split';
+  readonly schedules?: readonly Schedule[];
+  /** Only the default network settings (one RoCE flow per GPU pair, hierarchical, no compression). */
+  readonly defaultNetworkOnly: boolean;
+}
+
+export const FULL_SPACE: SpaceRestriction = { layouts: 'any', defaultNetworkOnly: false };
+
+const POWERS_OF_TWO = [1, 2, 4, 8, 16, 32, 64, 128];
+
+/** Outer configurations allowed by the scenario's `search` block (or the defaults), structurally valid. */
+export function enumerateConfigs(scenario: Scenario, restriction: SpaceRestriction): ParallelConfig[] {
+  const { model, training, sites } = scenario;
+  const search = scenario.search;
+  const smallestDomain = Math.min(...sites.map((s) => s.scaleUpDomainGpus));
+  const tpValues = (search?.tp ?? POWERS_OF_TWO.filter((t) => t <= smallestDomain)).filter((tp) =>
+    model.heads % tp === 0 && (model.kvHeads % tp === 0 || tp % model.kvHeads === 0)
+    && sites.every((s) => (tp <= s.scaleUpDomainGpus ? s.scaleUpDomainGpus % tp === 0 : tp % s.scaleUpDomainGpus === 0)));
+  const cpValues = (search?.cp ?? (training.seqLen >= 32768 ? [1, 2, 4, 8] : [1])).filter((cp) => training.seqLen % cp === 0);
+  const epValues = (search?.ep ?? (model.moe ? POWERS_OF_TWO.filter((e) => e <= 64) : [1]))
+    .filter((ep) => (model.moe ? model.moe.experts % ep === 0 : ep === 1));
+  const ppValues = (search?.pp ?? [1, 2, 4, 8, 16, 32, 64]).filter((pp) => pp <= model.layers);
+  const microBatchValues = (search?.microBatchSeqs ?? [1, 2, 4]).filter((b) => training.globalBatchSeqs % b === 0);
+  const schedules = (search?.schedules ?? ['1f1b', 'interleaved', 'zb-h1']).filter((s) => !restriction.schedules || restriction.schedules.includes(s));
+  const virtualValues = search?.virtualStages ?? [2, 4];
+  // With a fused attention kernel, selective recomputation has nothing to recompute: it equals 'none'.
+  const recomputeValues = (search?.recompute ?? ['none', 'selective', 'full'])
+    .filter((r) => !(training.flashAttention && r === 'selective' && (search?.recompute ?? []).length === 0));
+  const zeroValues = search?.zero ?? [1];
+
+  const configs: ParallelConfig[] = [];
+  for (const tp of tpValues) for (const cp of cpValues) for (const ep of epValues) for (const pp of ppValues) {
+    for (const microBatchSeqs of microBatchValues) for (const recompute of recomputeValues) for (const zero of zeroValues) {
+      for (const schedule of schedules) {
+        const chunks = schedule === 'interleaved' ? virtualValues.filter((v) => v >= 2 && pp > 1 && pp * v <= model.layers) : [1];
+        if (schedule !== 'interleaved' && pp === 1 && schedule !== '1f1b') continue; // one stage: every schedule is the same
+        for (const virtualStages of chunks) configs.push({ tp, cp, ep, pp, microBatchSeqs, schedule, virtualStages, recompute, zero });
+      }
+    }
+  }
+  return configs;
+}
+
+/**
+ * Replica layouts for `pp` stages: whole replicas on one site, and replicas split once between
+ * two directly linked sites (stages before the cut on the first). Cuts: every stage boundary
+ * up to 8 stages, else 7 evenly spaced boundaries.
+ */
+export function replicaLayouts(scenario: Scenario, pp: number, restriction: SpaceRestriction): ReplicaLayout[] {
+  const layouts: ReplicaLayout[] = [];
+  if (restriction.layouts !== 'split') {
+    for (const site of scenario.sites) {
+      layouts.push({ id: `whole(${site.name})`, stageSite: Array.from({ length: pp }, () => site.index), sites: [site.index] });
+    }
+  }
+  if (restriction.layouts !== 'whole' && pp > 1) {
+    for (const link of scenario.links) {
+      for (const [first, second] of [[link.siteA, link.siteB], [link.siteB, link.siteA]] as const) {
+        for (const cut of cutPositions(pp)) {
+          layouts.push({
+            id: `split(${scenario.sites[first]!.name}:${cut},${scenario.sites[second]!.name}:${pp - cut})`,
+            stageSite: Array.from({ length: pp }, (_, j) => (j < cut ? first : second)),
+            sites: [first, second],
+          });
+        }
+      }
+    }
+  }
+  return layouts;
+}
+
+/** Stage boundaries where a split layout may cut a pp-stage pipeline: every one up to 8 stages, else 7 evenly spaced. */
+export function cutPositions(pp: number): number[] {
+  if (pp <= 8) return Array.from({ length: pp - 1 }, (_, i) => i + 1);
+  const cuts = new Set<number>();
+  for (let i = 1; i < 8; i++) cuts.add(Math.round((i * pp) / 8));
+  return [...cuts].filter((c) => c > 0 && c < pp).sort((a, b) => a - b);
+}
+
+/** Divisors of n, ascending. */
+export function divisors(n: number): number[] {
+  const small: number[] = [];
+  const large: number[] = [];
+  for (let d = 1; d * d <= n; d++) {
+    if (n % d === 0) {
+      small.push(d);
+      if (d * d !== n) large.unshift(n / d);
+    }
+  }
+  return [...small, ...large];
+}
+
+/**
+ * Data-parallel degrees searched for a configuration: divisors of the microbatch total M that
+ * fit the GPUs, plus the largest replica count that fits (uneven microbatch shares make it valid).
+ */
+export function dataParallelDegrees(totalMicrobatches: number, maxReplicas: number): number[] {
+  const degrees = new Set(divisors(totalMicrobatches).filter((d) => d <= maxReplicas));
+  if (maxReplicas >= 1 && maxReplicas <= totalMicrobatches) degrees.add(maxReplicas);
+  return [...degrees].sort((a, b) => a - b);
+}
+
+/** Turns a configuration, a replica count and groups of (layout, microbatches, replicas) into a plan. */
+export function toPlan(
+  config: ParallelConfig,
+  scenario: Scenario,
+  groups: readonly { readonly layout: ReplicaLayout; readonly microbatches: number; readonly replicas: number }[],
+): PlanSpec {
+  const dp = groups.reduce((sum, g) => sum + g.replicas, 0);
+  return {
+    ...config,
+    dp,
+    placement: {
+      replicaGroups: groups.map((g) => ({
+        replicas: g.replicas,
+        microbatches: g.microbatches,
+        stageSites: runLength(g.layout.stageSite).map((run) => ({ site: scenario.sites[run.value]!.name, stages: run.count })),
+      })),
+    },
+  };
+}
+
+function runLength(values: readonly number[]): { value: number; count: number }[] {
+  const runs: { value: number; count: number }[] = [];
+  for (const value of values) {
+    const last = runs[runs.length - 1];
+    if (last && last.value === value) last.count++;
+    else runs.push({ value, count: 1 });
+  }
+  return runs;
+}
+
+/** Whether a plan lies in a restricted space (used to seed a baseline with a plan it contains). */
+export function planInSpace(plan: PlanSpec, restriction: SpaceRestriction): boolean {
+  if (restriction.schedules && !restriction.schedules.includes(plan.schedule)) return false;
+  if (restriction.defaultNetworkOnly && plan.network?.some((s) => s.transport !== 'roce' || s.flowsPerGpuPair !== 1
+    || s.collectives !== 'hierarchical' || s.gradientCompression !== 'none')) return false;
+  const groups = plan.placement?.replicaGroups ?? [];
+  const sitesOf = (g: (typeof groups)[number]) => new Set(g.stageSites.map((r) => r.site)).size;
+  if (restriction.layouts === 'whole') return groups.every((g) => sitesOf(g) === 1);
+  if (restriction.layouts === 'split') return groups.every((g) => sitesOf(g) === 2 && g.stageSites.length === 2);
+  return true;
+}

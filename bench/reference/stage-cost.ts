@@ -1,0 +1,102 @@
+// Frozen copy of src/model/stage-cost.ts at commit da25fb5 (main before the enumeration perf work, after the pipeline-schedule
+// change): the reference the equivalence test (test/candidates-equivalence.test.ts) and bench/enumeration-speed.ts compare against.
+/**
+ * Time of one microbatch through one pipeline stage on one site's GPUs: compute (forward,
+ * backward, recomputation) and the exposed tensor-, context- and expert-parallel
+ * communication (docs/cost-model.md §2-3).
+ */
+import { CALIBRATION } from '../../src/model/calibration-constants';
+import { allReduceS, allToAllS, scaleOutTier, tierForGroup } from '../../src/model/network';
+import type { StageLayout } from './placement';
+import type { PlanSpec } from '../../src/model/plan-schema';
+import type { Scenario, Site } from '../../src/model/scenario';
+import {
+  attentionCoreFlopsPerToken, attentionProjectionFlopsPerToken, logitFlopsPerToken, mlpFlopsPerToken,
+} from '../../src/model/transformer';
+import { BF16_BYTES, gBpsToBytesPerS, tflopsToFlopPerS } from '../../src/model/units';
+
+/** Per-microbatch times of a stage on a site, seconds. */
+export interface StageTime {
+  readonly forwardS: number;
+  readonly backwardS: number;
+  readonly recomputeS: number;
+  readonly tpExposedS: number;
+  readonly cpExposedS: number;
+  readonly epExposedS: number;
+  /** Point-to-point sends to neighbouring stages inside the site. */
+  readonly ppSendS: number;
+  /** All of the above: the stage's share of one steady-state pipeline step. */
+  readonly totalS: number;
+}
+
+/**
+ * Fraction of peak a GEMM reaches with `rows` tokens and `columns` output features per GPU:
+ * a saturating curve in both dimensions (small matrices under-use the tensor cores).
+ */
+export function matmulEfficiency(rows: number, columns: number): number {
+  return CALIBRATION.matmulPeakEfficiency
+    * (rows / (rows + CALIBRATION.matmulHalfRows))
+    * (columns / (columns + CALIBRATION.matmulHalfColumns));
+}
+
+/** Tokens one GPU holds per microbatch (sequence split over cp). */
+export const tokensPerGpu = (scenario: Scenario, plan: PlanSpec): number =>
+  (plan.microBatchSeqs * scenario.training.seqLen) / plan.cp;
+
+/** Computes the per-microbatch time of `stage` on `site` under `plan`. */
+export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout, site: Site, sitesUsedGpus: number): StageTime {
+  const { model, training } = scenario;
+  const tokens = tokensPerGpu(scenario, plan);
+  const tp = plan.tp;
+  const peak = tflopsToFlopPerS(training.precision === 'fp8' ? site.gpu.peakFp8Tflops ?? site.gpu.peakBf16Tflops : site.gpu.peakBf16Tflops);
+  const efficiency = matmulEfficiency(tokens, model.hidden / tp);
+  const flopRate = peak * efficiency;
+  const denseLayers = stage.layers - stage.moeLayers;
+  const causalOnly = training.flashAttention;
+
+  const coreFlops = attentionCoreFlopsPerToken(model, training.seqLen, causalOnly) * tokens * stage.layers / tp;
+  const projectionFlops = (attentionProjectionFlopsPerToken(model) * stage.layers
+    + mlpFlopsPerToken(model, false) * denseLayers
+    + mlpFlopsPerToken(model, true) * stage.moeLayers
+    + (stage.hasOutputLayer ? logitFlopsPerToken(model) : 0)) * tokens / tp;
+  // Memory-bound kernels (norms, activations, residuals, dropout; softmax over the score matrix without a fused kernel).
+  const hbm = gBpsToBytesPerS(site.gpu.hbmGBps);
+  const elementwiseS = (tokens / tp) * stage.layers * model.hidden * CALIBRATION.elementwiseBytesPerHidden / hbm;
+  const scoreS = training.flashAttention ? 0
+    : (tokens / tp) * stage.layers * model.heads * (training.seqLen / plan.cp) * CALIBRATION.scoreBytesPerElement / hbm;
+  const coreS = coreFlops / flopRate + scoreS;
+  const forwardS = (coreFlops + projectionFlops) / flopRate + elementwiseS + scoreS;
+  const backwardS = 2 * forwardS;
+  const recomputeS = plan.recompute === 'full' ? forwardS : plan.recompute === 'selective' && !training.flashAttention ? coreS : 0;
+  const gemmS = forwardS + backwardS + recomputeS;
+
+  // Tensor parallel: 2 all-reduce equivalents forward and 2 backward per layer (+2 when recomputing).
+  const tpCollectives = (4 + (plan.recompute === 'full' ? 2 : 0)) * stage.layers;
+  const tpBytes = tokens * model.hidden * BF16_BYTES;
+  const spansPods = sitesUsedGpus > site.podGpus;
+  const tpTier = tierForGroup(site, tp, spansPods);
+  const tpS = tpCollectives * allReduceS(tpBytes, tp, tpTier);
+  const tpExposedS = training.overlap.tensorParallel ? Math.max(tpS - gemmS, tpS * CALIBRATION.tpOverlapResidual) : tpS;
+
+  // Context parallel (ring attention): c-1 exchanges of the local K,V forward, twice that backward, hidden behind attention.
+  const kvBytes = tokens * 2 * ((model.hidden * model.kvHeads) / model.heads) * BF16_BYTES / tp;
+  const cpTier = tierForGroup(site, tp * plan.cp, spansPods);
+  const cpS = plan.cp > 1 ? stage.layers * 3 * (plan.cp - 1) * (kvBytes / cpTier.bytesPerS + cpTier.stepLatencyS) : 0;
+  const cpExposedS = Math.max(0, cpS - 3 * coreS);
+
+  // Expert parallel: dispatch and combine all-to-all forward and backward per MoE layer.
+  let epExposedS = 0;
+  if (plan.ep > 1 && stage.moeLayers > 0 && model.moe) {
+    const a2aBytes = (tokens * model.moe.topK * model.hidden * BF16_BYTES) / tp;
+    const a2aCount = (4 + (plan.recompute === 'full' ? 2 : 0)) * stage.moeLayers;
+    epExposedS = a2aCount * allToAllS(a2aBytes, plan.ep, tierForGroup(site, plan.ep * tp, spansPods));
+  }
+
+  // Pipeline sends to the neighbouring stage inside the site: activations forward, gradients backward, per chunk.
+  const sendBytes = (tokens * model.hidden * BF16_BYTES) / tp;
+  const nic = scaleOutTier(site, false);
+  const ppSendS = plan.pp > 1 ? 2 * plan.virtualStages * (sendBytes / nic.bytesPerS + nic.stepLatencyS) : 0;
+
+  const totalS = gemmS + tpExposedS + cpExposedS + epExposedS + ppSendS;
+  return { forwardS, backwardS, recomputeS, tpExposedS, cpExposedS, epExposedS, ppSendS, totalS };
+}
