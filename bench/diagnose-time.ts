@@ -9,6 +9,7 @@ import { diagnose } from '../src/diagnose/diagnose';
 import { parseScenario } from '../src/model/scenario';
 import type { ScenarioSpec } from '../src/model/scenario-schema';
 import { defaultBackends } from '../src/solve/plan';
+import { ROWS as PLAN_SCALING_ROWS, scenarioFor } from './plan-scaling-scenarios';
 
 const load = (file: string): ScenarioSpec => JSON.parse(readFileSync(file, 'utf8')) as ScenarioSpec;
 
@@ -28,7 +29,18 @@ const ROWS: { name: string; sites: number; spec: ScenarioSpec }[] = [
   { name: '70B three regions, batch +1, microbatch [2, 4]', sites: 3, spec: oddBatch(load('fixtures/llama3-70b-three-regions.json')) },
   { name: '405B two buildings, required 4.5 s/iter', sites: 2, spec: deadline(load('fixtures/llama3-405b-two-buildings.json'), 4.5) },
   { name: '405B two buildings (feasible: tight constraints)', sites: 2, spec: load('fixtures/llama3-405b-two-buildings.json') },
+  ...planScalingRows(),
 ];
+
+/** The 4- and 5-site planner-bench scenarios (bench/plan-scaling-scenarios.ts), made infeasible two ways. */
+function planScalingRows(): { name: string; sites: number; spec: ScenarioSpec }[] {
+  const fourSites = scenarioFor(PLAN_SCALING_ROWS.find((r) => r.sites.length === 4 && r.model === '405B')!).spec;
+  const fiveSites = scenarioFor(PLAN_SCALING_ROWS.find((r) => r.sites.length === 5)!).spec;
+  return [
+    { name: '405B four sites, required 5.0 s/iter', sites: 4, spec: deadline(fourSites, 5.0) },
+    { name: '70B five sites (100k GPUs), batch +1, microbatch [2, 4]', sites: 5, spec: oddBatch(fiveSites) },
+  ];
+}
 
 async function main(): Promise<void> {
   const backends = defaultBackends();

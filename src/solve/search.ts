@@ -82,7 +82,10 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     if (!options.restriction.defaultNetworkOnly && scenario.links.length > 0) {
       // Network settings change only the cross-site time and the gradient sync: a plan that could
       // not beat the incumbent even with both at zero is not worth the post-solver's evaluations.
-      if (incumbent && networkBestCaseS(asGiven) >= incumbent.evaluation.predicted.iterationTimeS) return;
+      const bestCaseS = networkBestCaseS(asGiven);
+      if (incumbent && bestCaseS >= incumbent.evaluation.predicted.iterationTimeS) return;
+      // Nor is one that would miss the required iteration time even then.
+      if (bestCaseS > (scenario.training.maxIterationTimeS ?? Infinity)) return;
       result = chooseNetworkSettings(scenario, plan);
     }
     if (!result.evaluation.fits) return;
