@@ -10,7 +10,7 @@ import { HighsWorkerBackend } from '../solve/highs-worker-backend';
 import { LpSolverBackend } from '../solve/lp-solver-backend';
 import { findConflictSet } from './conflict-set';
 import { FeasibilityOracle } from './feasibility-oracle';
-import { applyRelaxation, smallestRelaxations, type Relaxation } from './relaxations';
+import { applyRelaxation, mirroredRelaxation, sitesAreSymmetric, smallestRelaxations, type Relaxation } from './relaxations';
 import { dropAll, scenarioRequirements, type ConstraintKind, type Requirement } from './requirements';
 import { tightConstraints, type TightConstraint } from './sensitivity';
 
@@ -108,12 +108,28 @@ export async function diagnose(scenario: Scenario, options: DiagnoseOptions = {}
       if ((await oracle.check(context)).feasibility !== 'infeasible') break;
     }
     const conflicts: Conflict[] = [];
+    // A per-site member whose site is interchangeable with an earlier member's (identical sites,
+    // symmetric links) gets that member's relaxations, mirrored: same problem, same answer.
+    const siteIndex = (name: string | undefined) => scenario.sites.findIndex((s) => s.name === name);
+    const mirrorOfEarlier = async (member: Requirement, earlier: readonly Conflict[]): Promise<Relaxation[] | undefined> => {
+      if (member.constraint !== 'gpu-count' && member.constraint !== 'memory') return undefined;
+      const to = siteIndex(member.site);
+      for (const c of earlier) {
+        if (c.constraint !== member.constraint || c.relaxations.length === 0) continue;
+        const from = siteIndex(c.site);
+        if (!sitesAreSymmetric(spec, from, to)) continue;
+        const mirrored = c.relaxations.map((r) => mirroredRelaxation(scenario, r, from, to));
+        if (mirrored.every((r) => r !== undefined)) return mirrored as Relaxation[];
+      }
+      return undefined;
+    };
     for (const [k, members] of sets.entries()) {
       // A member's fixes are searched with the other sets' conflicts dropped, so that this set is the only one left.
       const others = sets.filter((_, j) => j !== k).flat();
       const setContext = dropAll(spec, others);
       for (const member of members) {
-        const relaxations = (await smallestRelaxations(setContext, scenario, member, oracle)).sort((a, b) => a.size - b.size);
+        const relaxations = (await mirrorOfEarlier(member, sets.length === 1 ? conflicts : [])
+          ?? await smallestRelaxations(setContext, scenario, member, oracle)).sort((a, b) => a.size - b.size);
         conflicts.push({ constraint: member.constraint, set: k + 1, site: member.site, link: member.link, path: member.path, detail: member.detail, relaxations });
       }
     }

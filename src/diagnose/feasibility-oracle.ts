@@ -50,7 +50,7 @@ export class FeasibilityOracle {
   calls = 0;
   cacheHits = 0;
 
-  constructor(private readonly backends: readonly MipBackend[], private readonly timeLimitS: number) {}
+  constructor(private readonly backends: readonly MipBackend[], readonly timeLimitS: number) {}
 
   async check(spec: ScenarioSpec): Promise<FeasibilityAnswer> {
     this.calls++;
