@@ -4,7 +4,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { parse as parseCsv } from 'csv-parse/sync';
-import { canonicalJson, scenarioId, solveKey } from '../src/batch/canonical-json';
+import { canonicalJson, scenarioId, solveKey } from '../src/model/canonical-json';
 import { resultsCsv } from '../src/batch/csv';
 import { mergeRecords } from '../src/batch/merge';
 import type { BatchRecord } from '../src/batch/record';

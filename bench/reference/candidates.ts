@@ -6,9 +6,9 @@
  * (docs/formulation.md §4).
  */
 import { busiestReplicaMicrobatches, computeCoefficients, fewestMicrobatches, maxReplicas, siteStageTimes, type ConfigCoefficients } from './coefficients';
-import { dataParallelDegrees, enumerateConfigs, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from './search-space';
+import { dataParallelDegrees, enumerateConfigs, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../../src/formulation/search-space';
 import { stageMemory } from './memory';
-import { fillDrainS, forwardPartS, zeroBubbleShareS } from './pipeline';
+import { fillDrainS, forwardPartS, zeroBubbleShareS } from '../../src/model/pipeline';
 import type { Scenario } from '../../src/model/scenario';
 
 export interface Candidate {

@@ -10,13 +10,13 @@ import { CALIBRATION } from '../../src/model/calibration-constants';
 import { routeLatencyS } from '../../src/model/cross-site';
 import { stageMemory, stageParams } from './memory';
 import { allReduceS, tierForGroup } from '../../src/model/network';
-import { chainCrossings, exposedSyncS, fillDrainS, forwardPartS } from './pipeline';
+import { chainCrossings, exposedSyncS, fillDrainS, forwardPartS } from '../../src/model/pipeline';
 import { balancedLayers, buildStages, type StageLayout } from './placement';
 import type { PlanSpec } from '../../src/model/plan-schema';
 import type { Scenario } from '../../src/model/scenario';
 import { stageTime, type StageTime } from './stage-cost';
 import { BF16_BYTES, gBpsToBytesPerS } from '../../src/model/units';
-import { divisors, type ParallelConfig, type ReplicaLayout } from './search-space';
+import { divisors, type ParallelConfig, type ReplicaLayout } from '../../src/formulation/search-space';
 
 /** Per-layout constants. */
 export interface LayoutCoefficients {

@@ -5,7 +5,7 @@
  * and activations by schedule and recomputation (docs/cost-model.md §5; Korthikanti et al. 2022).
  */
 import { CALIBRATION } from '../../src/model/calibration-constants';
-import { interleavedGroupSize } from './pipeline';
+import { interleavedGroupSize } from '../../src/model/pipeline';
 import type { StageLayout } from './placement';
 import type { PlanSpec } from '../../src/model/plan-schema';
 import type { Scenario } from '../../src/model/scenario';

@@ -4,7 +4,7 @@
  * `alsoFrom`), numbered by ordinal, and a batch key that identifies the whole list.
  */
 import type { SweepSpec } from '../model/sweep-schema';
-import { scenarioId, shortHash, solveKey } from './canonical-json';
+import { scenarioId, shortHash, solveKey } from '../model/canonical-json';
 import { expandSweep } from './sweep';
 
 /** What the batch was given, already read (src/io/batch-inputs.ts reads it). */

@@ -1,5 +1,6 @@
 /** Human-readable rendering of evaluations: a full breakdown for one plan, a table for many. */
 import type { Evaluation, Scenario } from '../index';
+import { compactRanges } from '../report/site-summary';
 
 const seconds = (s: number): string => (s >= 100 ? s.toFixed(0) : s >= 1 ? s.toFixed(2) : s.toFixed(3));
 const percent = (x: number): string => `${(100 * x).toFixed(1)}%`;
@@ -40,7 +41,7 @@ export function formatEvaluation(scenario: Scenario, evaluation: Evaluation): st
   lines.push('');
   lines.push('Sites');
   for (const site of p.sites) {
-    const stages = site.stages.length === 0 ? 'idle' : `stages ${compactStages(site.stages.map((s) => s.stage))}, ${Math.max(...site.stages.map((s) => s.replicas))} replica(s) of each`;
+    const stages = site.stages.length === 0 ? 'idle' : `stages ${compactRanges(site.stages.map((s) => s.stage))}, ${Math.max(...site.stages.map((s) => s.replicas))} replica(s) of each`;
     lines.push(`  ${site.site.padEnd(14)} ${site.gpuType.padEnd(10)} ${String(site.gpusUsed).padStart(7)} used ${String(site.gpusIdle).padStart(7)} idle   ${site.memoryGiBPerGpu.toFixed(1)}/${site.memoryCapacityGiB} GiB   ${stages}`);
   }
   if (p.links.length > 0) {
@@ -61,18 +62,4 @@ export function formatEvaluationTable(evaluations: readonly Evaluation[]): strin
     return `${String(i).padStart(2)}  ${(e.fits ? 'yes' : 'NO').padEnd(4)}  ${seconds(p.iterationTimeS).padStart(11)}  ${percent(p.mfu).padStart(6)}  ${p.tokensPerSecondPerGpu.toFixed(0).padStart(12)}  ${p.memoryGiBPerGpu.toFixed(1).padStart(7)}  ${e.violations[0] ?? ''}`;
   });
   return [header, ...rows].join('\n');
-}
-
-/** [0,1,2,5,6] -> "0-2, 5-6". */
-function compactStages(stages: readonly number[]): string {
-  const runs: string[] = [];
-  let start = stages[0]!;
-  for (let i = 1; i <= stages.length; i++) {
-    if (i === stages.length || stages[i] !== stages[i - 1]! + 1) {
-      const end = stages[i - 1]!;
-      runs.push(start === end ? `${start}` : `${start}-${end}`);
-      start = stages[i]!;
-    }
-  }
-  return runs.join(', ');
 }

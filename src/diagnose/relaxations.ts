@@ -4,6 +4,7 @@
  * value (no plan) and a generous one, shrinking the upper end to what the plan found actually
  * uses; every value returned has been re-solved and fits.
  */
+import { canonicalJson } from '../model/canonical-json';
 import type { Evaluation } from '../model/evaluate';
 import type { Scenario } from '../model/scenario';
 import type { ScenarioSpec, SearchSpec } from '../model/scenario-schema';
@@ -134,25 +135,17 @@ export function sitesAreSymmetric(spec: ScenarioSpec, a: number, b: number): boo
   const nameB = sites[b]!.name;
   const { name: _a, ...restA } = sites[a]!;
   const { name: _b, ...restB } = sites[b]!;
-  if (canonical(restA) !== canonical(restB)) return false;
+  if (canonicalJson(restA) !== canonicalJson(restB)) return false;
   const swap = (name: string) => (name === nameA ? nameB : name === nameB ? nameA : name);
   const linkKey = (link: ScenarioSpec['cluster']['links'][number], rename: (n: string) => string) => {
     const { between, ...rest } = link;
-    return canonical({ between: between.map(rename).sort(), ...rest });
+    return canonicalJson({ between: between.map(rename).sort(), ...rest });
   };
   const original = spec.cluster.links.map((l) => linkKey(l, (n) => n)).sort();
   const swapped = spec.cluster.links.map((l) => linkKey(l, swap)).sort();
   return original.every((key, i) => key === swapped[i]);
 }
 
-/** JSON with sorted keys, for comparing specs. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
 
 export async function smallestRelaxations(spec: ScenarioSpec, scenario: Scenario, requirement: Requirement, oracle: FeasibilityOracle): Promise<Relaxation[]> {
   switch (requirement.constraint) {

@@ -205,28 +205,28 @@ function addWindowClassExposureRows(cols: Columns, c: ConfigCoefficients, classe
   if (byWindows.size < 2) return;
   let w = 0;
   for (const layouts of byWindows.values()) {
-    const members = choices.filter((ch) => layouts.includes(ch.layout));
+    const inClass = new Set(layouts);
+    const members = choices.filter((ch) => inClass.has(ch.layout));
     if (members.length === 0) continue;
     const windows = layouts[0]!;
+    // The most E_w can be: the big-M of the T rows below.
     let upper = 0;
-    const rows: (() => void)[] = [];
     const Ew = b.addColumn(`dp_exposed_s[windows${w}]`, 0, Infinity);
     classes.forEach((cls, ci) => {
       for (const j of cls) {
         for (const [f, form] of exposureForms(c, windows.backwardWindowS[j]!, windows.forwardWindowS[j]!).entries()) {
           const a = form.share;
           upper = Math.max(upper, a * (c.ringMaxS[j]! + (cross ? cross.maxS + 2 * c.minLinkLatencyS : 0)));
-          rows.push(() => b.addRow(`dp_exposed[windows${w},stage${j},form${f}]`, [[Ew, 1], [intra[j]!, -a]], -form.window, Infinity));
+          b.addRow(`dp_exposed[windows${w},stage${j},form${f}]`, [[Ew, 1], [intra[j]!, -a]], -form.window, Infinity);
           const span = spans?.[ci];
           if (span !== undefined && cross) {
             const bigM = a * (cross.maxS + 2 * c.minLinkLatencyS + c.ringMaxS[j]!);
-            rows.push(() => b.addRow(`dp_exposed_cross_site[windows${w},stage${j},form${f}]`,
-              [[Ew, 1], [intra[j]!, -a], [cross.column, -a], [span, -(a * 2 * c.minLinkLatencyS) - bigM]], -form.window - bigM, Infinity));
+            b.addRow(`dp_exposed_cross_site[windows${w},stage${j},form${f}]`,
+              [[Ew, 1], [intra[j]!, -a], [cross.column, -a], [span, -(a * 2 * c.minLinkLatencyS) - bigM]], -form.window - bigM, Infinity);
           }
         }
       }
     });
-    rows.forEach((add) => add());
     for (const ch of members) {
       // T >= pipeline + E_w when the choice is used; relaxed by the most E_w can be otherwise.
       b.addRow(`pipeline_time_own_tail[${ch.layout.layout.id},m${ch.microbatches}]`,

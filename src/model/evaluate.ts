@@ -142,11 +142,14 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
   // starts when that group's backward of the stage is done (all replicas join the same rings), so
   // the part not hidden behind the group's remaining backward/forward work is exposed after its
   // pipeline; then the optimizer step. The slowest group's end is the iteration (docs/cost-model.md).
-  const tails = groups.map((group, g) => ({ ...groupTail(plan, scenario, stages, dp, overlapWindows(group, timeOf)), optimizerS: optimizerStepS(scenario, plan, stages, group), g }));
-  const critical = tails.reduce((worst, t) => {
-    const end = (x: typeof t) => pipelines[x.g]!.phaseS + x.exposedS + x.optimizerS;
-    return end(t) > end(worst) ? t : worst;
+  const optimizerBytes = largestOwnedParams(scenario, plan, stages) * CALIBRATION.optimizerBytesPerParam;
+  const tails = groups.map((group, g) => {
+    const slowestHbm = Math.min(...group.stageSite.map((site) => scenario.sites[site]!.gpu.hbmGBps));
+    const tail = groupTail(plan, scenario, stages, dp, overlapWindows(group, timeOf));
+    const optimizerS = optimizerBytes / gBpsToBytesPerS(slowestHbm);
+    return { ...tail, optimizerS, g, endS: pipelines[g]!.phaseS + tail.exposedS + optimizerS };
   });
+  const critical = tails.reduce((worst, t) => (t.endS > worst.endS ? t : worst));
   const criticalPipeline = pipelines[critical.g]!;
   const criticalGroup = groups[critical.g]!;
   const dpExposedS = critical.exposedS;
@@ -289,15 +292,15 @@ function groupTail(
   return { exposedS, crossShare };
 }
 
-/** The optimizer step of a group: its largest owned parameter shard at its slowest HBM. */
-function optimizerStepS(scenario: Scenario, plan: PlanSpec, stages: readonly StageLayout[], group: ReplicaGroupLayout): number {
-  const slowestHbm = Math.min(...group.stageSite.map((site) => scenario.sites[site]!.gpu.hbmGBps));
-  return Math.max(...stages.map((stage) => {
+/** The largest parameter shard any GPU owns (and steps in the optimizer), over the stages. */
+function largestOwnedParams(scenario: Scenario, plan: PlanSpec, stages: readonly StageLayout[]): number {
+  const shards = plan.zero >= 1 ? plan.dp * plan.cp : 1;
+  let largest = 0;
+  for (const stage of stages) {
     const params = stageParams(scenario, plan, stage);
-    const shards = plan.zero >= 1 ? plan.dp * plan.cp : 1;
-    const owned = params.dense / shards + params.expert / Math.max(1, shards / plan.ep);
-    return (owned * CALIBRATION.optimizerBytesPerParam) / gBpsToBytesPerS(slowestHbm);
-  }));
+    largest = Math.max(largest, params.dense / shards + params.expert / Math.max(1, shards / plan.ep));
+  }
+  return largest;
 }
 
 function overlapWindows(group: ReplicaGroupLayout, timeOf: (stage: number, site: number) => StageTime) {

@@ -71,6 +71,8 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   const faultCounts = new Map<MipBackend, number>();
   const reasons = new Map<string, number>();
   let incumbent: Incumbent | undefined;
+  // The required iteration time, with room for rounding: no plan slower than it fits.
+  const deadlineS = (scenario.training.maxIterationTimeS ?? Infinity) * (1 + 1e-9);
   let mipsSolved = 0;
   let pruned = 0;
   let timedOut = false;
@@ -85,7 +87,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
       const bestCaseS = networkBestCaseS(asGiven);
       if (incumbent && bestCaseS >= incumbent.evaluation.predicted.iterationTimeS) return;
       // Nor is one that would miss the required iteration time even then.
-      if (bestCaseS > (scenario.training.maxIterationTimeS ?? Infinity)) return;
+      if (bestCaseS > deadlineS) return;
       result = chooseNetworkSettings(scenario, plan);
     }
     if (!result.evaluation.fits) return;
@@ -128,6 +130,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   const seeded = new Map<number, ConfigCoefficients>();
   const seeds = options.heuristicSeeds ?? HEURISTIC_SEEDS;
   const seedDeadline = started + options.timeLimitS * 200;
+  // The first `seeds` greedy plans are considered together, best case first; later ones one by one.
   const greedyPlans: PlanSpec[] = [];
   for (let i = 0; i < candidates.length && seeds > 0; i++) {
     if (options.stopAtFirstFit && incumbent) break;
@@ -138,10 +141,12 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     const coefficients = candidate.coefficients();
     if (i < seeds) seeded.set(i, coefficients);
     const groups = greedyPlacement(scenario, coefficients);
-    if (groups) greedyPlans.push(toPlan(candidate.config, scenario, groups.map(asGroup)));
-    if (i >= seeds) considerBestFirst(greedyPlans.splice(0), 'heuristic');
+    if (!groups) continue;
+    const plan = toPlan(candidate.config, scenario, groups.map(asGroup));
+    if (i < seeds) greedyPlans.push(plan);
+    else consider(plan, 'heuristic');
   }
-  considerBestFirst(greedyPlans.splice(0), 'heuristic');
+  considerBestFirst(greedyPlans, 'heuristic');
 
   /** Decodes a MIP solution, checks it against the cost model, and keeps it if it is the best. */
   const adoptMipPlan = (coefficients: ConfigCoefficients, placement: PlacementMip, solution: MipSolution, engine: string) => {
@@ -153,11 +158,11 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   const solvedMips: { index: number; coefficients: ConfigCoefficients }[] = [];
   // A candidate is pruned once its bound reaches the threshold: the incumbent less the target gap,
   // or the scenario's required iteration time (training.maxIterationTimeS), whichever is less.
-  const deadlineS = (scenario.training.maxIterationTimeS ?? Infinity) * (1 + 1e-9);
   const threshold = () => Math.min(deadlineS, incumbent ? incumbent.evaluation.predicted.iterationTimeS * (1 - options.gap) : Infinity);
 
   // Refine phase: the refined bound of every candidate the quick bound cannot prune (closed
-  // form, milliseconds each), so MIPs run in refined-bound order and most candidates never need one.
+  // form, milliseconds each), so that most candidates never need a MIP and those left unsolved
+  // hold the global bound at their refined bound.
   const refinedCoefficients = new Map<number, ConfigCoefficients>();
   let index = 0;
   for (; index < candidates.length; index++) {

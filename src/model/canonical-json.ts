@@ -1,6 +1,6 @@
 /**
  * Canonical JSON (keys sorted at every depth, no whitespace) and the content hashes built on
- * it: a scenario's id and the key of its solve.
+ * it: a scenario's id and the key of its solve (batch), and spec comparisons (diagnosis).
  */
 import { createHash } from 'crypto';
 
