@@ -1,5 +1,6 @@
 // Frozen copy of src/formulation/coefficients.ts at commit da25fb5 (main before the enumeration perf work, after the pipeline-schedule
 // change): the reference the equivalence test (test/candidates-equivalence.test.ts) and bench/enumeration-speed.ts compare against.
+// Session 3 added the same ZB-H1 short-pipeline term as src (LayoutCoefficients.shortPipelineGapS and its use in outerLowerBound).
 /**
  * Cost-model numbers the placement MIP needs for one outer configuration and data-parallel
  * degree, computed with the cost model's own functions under placement-optimistic assumptions
@@ -10,7 +11,7 @@ import { CALIBRATION } from '../../src/model/calibration-constants';
 import { routeLatencyS } from '../../src/model/cross-site';
 import { stageMemory, stageParams } from './memory';
 import { allReduceS, tierForGroup } from '../../src/model/network';
-import { chainCrossings, exposedSyncS, fillDrainS, forwardPartS } from '../../src/model/pipeline';
+import { chainCrossings, exposedSyncS, fillDrainS, forwardPartS, shortPipelineS } from '../../src/model/pipeline';
 import { balancedLayers, buildStages, type StageLayout } from './placement';
 import type { PlanSpec } from '../../src/model/plan-schema';
 import type { Scenario } from '../../src/model/scenario';
@@ -25,6 +26,8 @@ export interface LayoutCoefficients {
   readonly maxStepS: number;
   /** Fill/drain bubble, s. */
   readonly bubbleS: number;
+  // Session 3: added to the frozen copy with the same change as src (ZB-H1 short-pipeline gaps in the MIP).
+  readonly shortPipelineGapS: number;
   /** Cross-site boundaries along the chain, per link index: count of crossings routed over it. */
   readonly crossingsPerLink: ReadonlyMap<number, number>;
   /** Crossings along the chain. */
@@ -137,7 +140,9 @@ export function computeCoefficients(
   const layoutCoefficients = layouts.map((layout): LayoutCoefficients => {
     const steps = layout.stageSite.map((site, j) => times[site]![j]!.totalS);
     // The m-independent part of the bubble, non-decreasing in the (optimistic) stage times.
-    const bubbleS = fillDrainS(steps, steps.map((step, j) => forwardPartS(step, times[layout.stageSite[j]!]![j]!)), plan);
+    const forwards = steps.map((step, j) => forwardPartS(step, times[layout.stageSite[j]!]![j]!));
+    const bubbleS = fillDrainS(steps, forwards, plan);
+    const shortPipelineGapS = shortPipelineS(steps, forwards, steps.length - 1, plan);
     const crossingsPerLink = new Map<number, number>();
     let crossingLatencyS = 0;
     const hops = chainCrossings(layout.stageSite, config.virtualStages);
@@ -163,7 +168,7 @@ export function computeCoefficients(
       forwardWindowS.push(forward);
     });
     return {
-      layout, maxStepS: Math.max(...steps), bubbleS, crossingsPerLink, crossings: hops.length, crossingLatencyS,
+      layout, maxStepS: Math.max(...steps), bubbleS, shortPipelineGapS, crossingsPerLink, crossings: hops.length, crossingLatencyS,
       gpusPerSite, maxReplicas: layoutReplicas, fittingMicrobatches, backwardWindowS, forwardWindowS,
     };
   });
@@ -231,7 +236,8 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
     if (!layout.fittingMicrobatches.some((m) => m >= k) || layout.maxReplicas < c.dp) continue;
     let linkStep = 0;
     for (const [link, crossings] of layout.crossingsPerLink) linkStep = Math.max(linkStep, (c.dp * crossings * c.sendBytes) / c.linkBytesPerS[link]!);
-    const pipeline = k * Math.max(layout.maxStepS, linkStep) + layout.bubbleS + 2 * layout.crossingLatencyS + 2 * layout.crossings * linkStep;
+    const shortS = Math.max(0, c.config.pp - k) * layout.shortPipelineGapS;
+    const pipeline = k * Math.max(layout.maxStepS, linkStep) + layout.bubbleS + shortS + 2 * layout.crossingLatencyS + 2 * layout.crossings * linkStep;
     let exposed = 0;
     c.stages.forEach((_, j) => {
       // Every replica here: stage j's ring has all dp replicas at its site, past a pod if they overflow one.

@@ -8,7 +8,7 @@ import { CALIBRATION } from '../model/calibration-constants';
 import { routeLatencyS } from '../model/cross-site';
 import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
 import { allReduceS, tierForGroup } from '../model/network';
-import { chainCrossings, exposedSyncS, fillDrainS, forwardPartS } from '../model/pipeline';
+import { chainCrossings, exposedSyncS, fillDrainS, forwardPartS, shortPipelineS } from '../model/pipeline';
 import type { StageLayout } from '../model/placement';
 import type { PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
@@ -23,6 +23,8 @@ export interface LayoutCoefficients {
   readonly maxStepS: number;
   /** Fill/drain bubble, s. */
   readonly bubbleS: number;
+  /** ZB-H1 with k < pp microbatches: each missing one leaves a drain gap this long (eq. 5.3), s; 0 for other schedules. */
+  readonly shortPipelineGapS: number;
   /** Cross-site boundaries along the chain, per link index: count of crossings routed over it. */
   readonly crossingsPerLink: ReadonlyMap<number, number>;
   /** Crossings along the chain. */
@@ -144,7 +146,10 @@ function layoutFootprint(scenario: Scenario, layout: ReplicaLayout, gpusPerStage
 function layoutShape(scenario: Scenario, plan: PlanSpec, layout: ReplicaLayout, times: SiteStageTimes['times'], tables: EnumerationTables): LayoutShape {
   const steps = layout.stageSite.map((site, j) => times[site]![j]!.totalS);
   // The m-independent part of the bubble, non-decreasing in the (optimistic) stage times.
-  const bubbleS = fillDrainS(steps, steps.map((step, j) => forwardPartS(step, times[layout.stageSite[j]!]![j]!)), plan);
+  const forwards = steps.map((step, j) => forwardPartS(step, times[layout.stageSite[j]!]![j]!));
+  const bubbleS = fillDrainS(steps, forwards, plan);
+  // One microbatch short of pp: the gap each missing microbatch leaves (non-decreasing in the stage times too).
+  const shortPipelineGapS = shortPipelineS(steps, forwards, steps.length - 1, plan);
   const route = tables.layoutValue(layout, `route ${plan.virtualStages}`, () => layoutRoute(scenario, layout, plan.virtualStages));
   const gpusPerStage = plan.tp * plan.cp;
   const footprint = tables.layoutValue(layout, `footprint ${gpusPerStage}`, () => layoutFootprint(scenario, layout, gpusPerStage));
@@ -160,7 +165,7 @@ function layoutShape(scenario: Scenario, plan: PlanSpec, layout: ReplicaLayout, 
     forwardWindowS.push(forward);
   });
   return {
-    layout, maxStepS: Math.max(...steps), bubbleS, crossingsPerLink: route.crossingsPerLink, crossings: route.crossings, crossingLatencyS: route.crossingLatencyS,
+    layout, maxStepS: Math.max(...steps), bubbleS, shortPipelineGapS, crossingsPerLink: route.crossingsPerLink, crossings: route.crossings, crossingLatencyS: route.crossingLatencyS,
     gpusPerSite: footprint.gpusPerSite, maxReplicas: footprint.maxReplicas, backwardWindowS, forwardWindowS,
   };
 }
@@ -202,7 +207,7 @@ export function computeCoefficients(
   const layoutCoefficients = shapes.map((shape): LayoutCoefficients => {
     const fits = microbatchChoices.filter((_, i) => shape.layout.stageSite.every((site, j) => fitting[j]![site]![i]));
     return {
-      layout: shape.layout, maxStepS: shape.maxStepS, bubbleS: shape.bubbleS, crossingsPerLink: shape.crossingsPerLink, crossings: shape.crossings,
+      layout: shape.layout, maxStepS: shape.maxStepS, bubbleS: shape.bubbleS, shortPipelineGapS: shape.shortPipelineGapS, crossingsPerLink: shape.crossingsPerLink, crossings: shape.crossings,
       crossingLatencyS: shape.crossingLatencyS, gpusPerSite: shape.gpusPerSite, maxReplicas: shape.maxReplicas,
       fittingMicrobatches: fits, backwardWindowS: shape.backwardWindowS, forwardWindowS: shape.forwardWindowS,
     };
@@ -267,7 +272,9 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
     if (!layout.fittingMicrobatches.some((m) => m >= k) || layout.maxReplicas < c.dp) continue;
     let linkStep = 0;
     for (const [link, crossings] of layout.crossingsPerLink) linkStep = Math.max(linkStep, (c.dp * crossings * c.sendBytes) / c.linkBytesPerS[link]!);
-    const pipeline = k * Math.max(layout.maxStepS, linkStep) + layout.bubbleS + 2 * layout.crossingLatencyS + 2 * layout.crossings * linkStep;
+    // ZB-H1's short-pipeline gaps shrink as k grows, but never faster than k x maxStep grows: k is the least.
+    const shortS = Math.max(0, c.config.pp - k) * layout.shortPipelineGapS;
+    const pipeline = k * Math.max(layout.maxStepS, linkStep) + layout.bubbleS + shortS + 2 * layout.crossingLatencyS + 2 * layout.crossings * linkStep;
     let exposed = 0;
     c.stages.forEach((_, j) => {
       // Every replica here: stage j's ring has all dp replicas at its site, past a pod if they overflow one.

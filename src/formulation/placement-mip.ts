@@ -7,6 +7,7 @@
 import type { ConfigCoefficients, LayoutCoefficients } from './coefficients';
 import { MipBuilder, type Mip } from './mip';
 import type { Scenario } from '../model/scenario';
+import { routeLatencyS } from '../model/cross-site';
 
 /** One (layout, microbatch count) choice and its MIP columns. */
 export interface PlacementChoice {
@@ -62,13 +63,17 @@ export function buildPlacementMip(scenario: Scenario, c: ConfigCoefficients, low
   addUsageRows(cols);
   addLinkStepRows(cols, c);
   addPipelineTimeRows(cols, c);
-  addGradientSyncRows(cols, scenario, c);
+  addGradientSyncRows(cols, scenario, c, lowerBoundS);
   return { mip: b.build(), choices, iterationColumn: T, linkStepColumns: cols.linkStep, tieBreakAllowanceS: tieBreakS * choices.length };
 }
 
+/** A choice's time that depends on neither the link step nor E: bubble (with ZB-H1's short-pipeline gaps when k < pp), fill/drain latencies, optimizer. */
+const choiceFixedS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number): number =>
+  layout.bubbleS + Math.max(0, c.config.pp - k) * layout.shortPipelineGapS + 2 * layout.crossingLatencyS + c.optimizerS;
+
 /** The least time any replica running this choice takes: its pipeline at the slowest stage, bubble, fill latency and optimizer (F6 without E). */
 export const choicePipelineS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number): number =>
-  k * layout.maxStepS + layout.bubbleS + 2 * layout.crossingLatencyS + c.optimizerS;
+  k * layout.maxStepS + choiceFixedS(c, layout, k);
 
 /** F0: replica columns per (layout, microbatch count), leaving out choices that cannot beat `onlyFasterThanS`. */
 function addReplicaColumns(b: MipBuilder, scenario: Scenario, c: ConfigCoefficients, tieBreakS: number, onlyFasterThanS: number): PlacementChoice[] {
@@ -146,7 +151,7 @@ function addPipelineTimeRows(cols: Columns, c: ConfigCoefficients): void {
   for (const ch of choices) {
     const k = ch.microbatches;
     const name = `${ch.layout.layout.id},m${k}`;
-    const fixed = ch.layout.bubbleS + 2 * ch.layout.crossingLatencyS + c.optimizerS;
+    const fixed = choiceFixedS(c, ch.layout, k);
     const links = [...ch.layout.crossingsPerLink.keys()];
     if (links.length === 0) {
       b.addRow(`pipeline_time[${name}]`, [[T, 1], [E, -1], [ch.usedColumn, -(k * ch.layout.maxStepS + fixed)]], 0, Infinity);
@@ -172,12 +177,13 @@ function addPipelineTimeRows(cols: Columns, c: ConfigCoefficients): void {
  * (F10); pods (F12) and replica-count thresholds (F13) give each stage's in-site ring time I_j
  * (F14); E bounds the exposed sync of every stage (F11).
  */
-function addGradientSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoefficients): void {
+function addGradientSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoefficients, lowerBoundS: number): void {
   const classes = stageClasses(c);
   const hosting = scenario.sites.length > 1 ? addHostingRows(cols, scenario, c, classes) : undefined;
-  const cross = hosting ? addCrossSiteSyncRows(cols, scenario, c, classes, hosting.participates) : undefined;
+  const crossBytes = hosting ? addCrossSiteSyncRows(cols, scenario, c, classes, hosting.participates) : undefined;
+  const cross = hosting && crossBytes ? { ...crossBytes, ...addCrossSiteLatencyRows(cols, scenario, c, hosting.hosted) } : undefined;
   const podSpans = addPodRows(cols, scenario);
-  const intra = addIntraSiteSyncRows(cols, scenario, c, classes, podSpans);
+  const intra = addIntraSiteSyncRows(cols, scenario, c, classes, podSpans, RING_CHORD_TOLERANCE * lowerBoundS);
   addExposureRows(cols, c, classes, intra, hosting?.spans, cross);
   addWindowClassExposureRows(cols, c, classes, intra, hosting?.spans, cross);
 }
@@ -195,7 +201,7 @@ function exposureForms(c: ConfigCoefficients, windowB: number, windowF: number):
  * E_w >= share x sync_j - window_{w,j}, and a used choice of the class needs T >= its pipeline + E_w.
  * With one class, F6 and F11 already say this.
  */
-function addWindowClassExposureRows(cols: Columns, c: ConfigCoefficients, classes: readonly number[][], intra: readonly number[], spans: readonly number[] | undefined, cross: { column: number; maxS: number } | undefined): void {
+function addWindowClassExposureRows(cols: Columns, c: ConfigCoefficients, classes: readonly number[][], intra: readonly number[], spans: readonly number[] | undefined, cross: CrossSiteColumns | undefined): void {
   const { b, choices, T } = cols;
   const byWindows = new Map<string, LayoutCoefficients[]>();
   for (const layout of c.layouts) {
@@ -213,17 +219,13 @@ function addWindowClassExposureRows(cols: Columns, c: ConfigCoefficients, classe
     let upper = 0;
     const Ew = b.addColumn(`dp_exposed_s[windows${w}]`, 0, Infinity);
     classes.forEach((cls, ci) => {
-      for (const j of cls) {
+      for (const j of undominatedStages(c, cls, (k) => [windows.backwardWindowS[k]!, windows.forwardWindowS[k]!])) {
         for (const [f, form] of exposureForms(c, windows.backwardWindowS[j]!, windows.forwardWindowS[j]!).entries()) {
           const a = form.share;
-          upper = Math.max(upper, a * (c.ringMaxS[j]! + (cross ? cross.maxS + 2 * c.minLinkLatencyS : 0)));
+          upper = Math.max(upper, a * (c.ringMaxS[j]! + (cross ? cross.maxS + cross.latencyMaxS : 0)));
           b.addRow(`dp_exposed[windows${w},stage${j},form${f}]`, [[Ew, 1], [intra[j]!, -a]], -form.window, Infinity);
           const span = spans?.[ci];
-          if (span !== undefined && cross) {
-            const bigM = a * (cross.maxS + 2 * c.minLinkLatencyS + c.ringMaxS[j]!);
-            b.addRow(`dp_exposed_cross_site[windows${w},stage${j},form${f}]`,
-              [[Ew, 1], [intra[j]!, -a], [cross.column, -a], [span, -(a * 2 * c.minLinkLatencyS) - bigM]], -form.window - bigM, Infinity);
-          }
+          if (span !== undefined && cross) addSpanningExposureRow(b, `dp_exposed_cross_site[windows${w},stage${j},form${f}]`, Ew, a, form.window, intra[j]!, c.ringMaxS[j]!, span, cross);
         }
       }
     });
@@ -236,6 +238,10 @@ function addWindowClassExposureRows(cols: Columns, c: ConfigCoefficients, classe
   }
 }
 
+/** The most replicas of a stage class `site` can hold through the given choices (at most dp): the big-M of F7 and F13. */
+const replicasSiteCanHold = (c: ConfigCoefficients, placing: readonly PlacementChoice[], site: Scenario['sites'][number]): number =>
+  placing.length === 0 ? 0 : Math.min(c.dp, Math.floor(site.gpus / Math.min(...placing.map((ch) => ch.layout.gpusPerSite.get(site.index)!))));
+
 /** Columns x of the choices that place stage class `cls` on `site`. */
 const choicesPlacing = (choices: readonly PlacementChoice[], cls: readonly number[], site: number) =>
   choices.filter((ch) => ch.layout.layout.stageSite[cls[0]!] === site);
@@ -246,10 +252,12 @@ function addHostingRows(cols: Columns, scenario: Scenario, c: ConfigCoefficients
   const siteCount = scenario.sites.length;
   const spans: number[] = [];
   const participates: number[][] = [];
+  const hostedByClass: number[][] = [];
   classes.forEach((cls, ci) => {
     const hosted = scenario.sites.map((site) => {
       const h = b.addColumn(`hosts[class${ci},${site.name}]`, 0, 1, { integer: true });
-      const terms: (readonly [number, number])[] = [[h, c.dp], ...choicesPlacing(choices, cls, site.index).map((ch) => [ch.replicasColumn, -1] as const)];
+      const placing = choicesPlacing(choices, cls, site.index);
+      const terms: (readonly [number, number])[] = [[h, Math.max(1, replicasSiteCanHold(c, placing, site))], ...placing.map((ch) => [ch.replicasColumn, -1] as const)];
       b.addRow(`hosting[class${ci},${site.name}]`, terms, 0, Infinity);
       return h;
     });
@@ -258,13 +266,14 @@ function addHostingRows(cols: Columns, scenario: Scenario, c: ConfigCoefficients
       b.addRow(`spanning[class${ci},${s},${t}]`, [[span, 1], [hosted[s]!, -1], [hosted[t]!, -1]], -1, Infinity);
     }
     spans.push(span);
+    hostedByClass.push(hosted);
     participates.push(hosted.map((h, s) => {
       const q = b.addColumn(`in_ring[class${ci},${scenario.sites[s]!.name}]`, 0, 1);
       b.addRow(`ring_member[class${ci},${scenario.sites[s]!.name}]`, [[q, 1], [h, -1], [span, -1]], -1, Infinity);
       return q;
     }));
   });
-  return { spans, participates };
+  return { spans, participates, hosted: hostedByClass };
 }
 
 /**
@@ -297,6 +306,54 @@ function addCrossSiteSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoeffi
   return { column, maxS };
 }
 
+/** The cross-site phase's columns: C (bytes over bandwidth, F10) and Λ (ring hop latencies, F10b). */
+interface CrossSiteColumns {
+  readonly column: number;
+  readonly maxS: number;
+  readonly latencyColumn: number;
+  readonly latencyMaxS: number;
+}
+
+/**
+ * F10b: Λ, the cross-site ring's latency term 2 (k - 1) x (its longest hop) in the cost model,
+ * where k is the number of sites a stage spans. Every hop takes at least the shortest link's
+ * latency: Λ >= 2 λmin (sum_s hosts[class,s] - 1). The ring visits its sites in index order and
+ * closes with a hop from the last back to the first: when sites s < t both host a class, that hop
+ * joins some a <= s to some b >= t, so it takes at least R(s,t) = min route latency over such
+ * (a, b): Λ >= 2 R(s,t) (sum_u hosts[class,u] - 1) - M (2 - hosts[class,s] - hosts[class,t]).
+ */
+function addCrossSiteLatencyRows(cols: Columns, scenario: Scenario, c: ConfigCoefficients, hosted: readonly (readonly number[])[]): { latencyColumn: number; latencyMaxS: number } {
+  const { b } = cols;
+  const siteCount = scenario.sites.length;
+  const closing = (s: number, t: number): number => {
+    let least = Infinity;
+    for (let a = 0; a <= s; a++) for (let z = t; z < siteCount; z++) least = Math.min(least, routeLatencyS(scenario, z, a));
+    return least;
+  };
+  let longest = 0;
+  for (let s = 0; s < siteCount; s++) for (let t = 0; t < siteCount; t++) if (s !== t) longest = Math.max(longest, routeLatencyS(scenario, s, t));
+  const latencyMaxS = 2 * (siteCount - 1) * longest;
+  const latencyColumn = b.addColumn('cross_site_latency_s', 0, latencyMaxS);
+  hosted.forEach((h, ci) => {
+    const sitesHosting = h.map((col) => [col, -2 * c.minLinkLatencyS] as const);
+    b.addRow(`cross_site_latency[class${ci}]`, [[latencyColumn, 1], ...sitesHosting], -2 * c.minLinkLatencyS, Infinity);
+    for (let s = 0; s < siteCount; s++) for (let t = s + 1; t < siteCount; t++) {
+      const r = closing(s, t);
+      if (!(r > c.minLinkLatencyS)) continue; // the row above already says as much
+      const bigM = 2 * r * (siteCount - 1);
+      b.addRow(`cross_site_latency_closing[class${ci},${s},${t}]`,
+        [[latencyColumn, 1], ...h.map((col, u) => [col, -2 * r + (u === s || u === t ? -bigM : 0)] as const)], -2 * r - 2 * bigM, Infinity);
+    }
+  });
+  return { latencyColumn, latencyMaxS };
+}
+
+/** F11 with a spanning class: E >= a (I_j + C + Λ) - window, relaxed by its largest value unless the class spans sites. */
+function addSpanningExposureRow(b: MipBuilder, name: string, exposed: number, a: number, window: number, intra: number, intraMaxS: number, span: number, cross: CrossSiteColumns): void {
+  const bigM = a * (cross.maxS + cross.latencyMaxS + intraMaxS);
+  b.addRow(name, [[exposed, 1], [intra, -a], [cross.column, -a], [cross.latencyColumn, -a], [span, -bigM]], -window - bigM, Infinity);
+}
+
 /** F12: pods[site] = 1 when the GPUs used at a site exceed one full-bisection pod. */
 function addPodRows(cols: Columns, scenario: Scenario): (number | undefined)[] {
   const { b, choices } = cols;
@@ -310,8 +367,54 @@ function addPodRows(cols: Columns, scenario: Scenario): (number | undefined)[] {
   });
 }
 
+/**
+ * F14b: the largest slope s with ring(n) >= ring(t) + s (n - t) for every replica count n in
+ * [t, maxCount]. The ring time 2(n-1)/n A + 2(n-1) L is concave in n within a network tier, and
+ * jumps up where the group leaves the scale-up domain; so the least chord slope from t is reached
+ * at the end of a tier piece: just before or after the jump, or at maxCount.
+ */
+function ringChordSlope(c: ConfigCoefficients, stage: number, site: Scenario['sites'][number], t: number, maxCount: number, spansPods: boolean): number {
+  if (maxCount <= t) return 0;
+  const atT = c.ringS(stage, site.index, t, spansPods);
+  const lastScaleUp = Math.floor(site.scaleUpDomainGpus / (c.config.cp * c.config.tp));
+  let slope = Infinity;
+  for (const n of [lastScaleUp, lastScaleUp + 1, maxCount]) {
+    if (n > t && n <= maxCount) slope = Math.min(slope, (c.ringS(stage, site.index, n, spansPods) - atT) / (n - t));
+  }
+  // A hair under the exact chord, so rounding can never cut off a real placement.
+  return Number.isFinite(slope) ? Math.max(0, slope * (1 - 1e-9)) : 0;
+}
+
 /** Replica-count thresholds at which a stage's in-site ring time is bounded from below. */
 const RING_THRESHOLDS = [2, 16] as const;
+/** Larger thresholds, each added only where the chords so far fall short of the ring by more than the tolerance. */
+const RING_EXTRA_THRESHOLDS = [128, 1024, 8192] as const;
+/** Share of the candidate's lower bound by which the F14b chords may undershoot a ring before another threshold is added. */
+const RING_CHORD_TOLERANCE = 0.002;
+
+/**
+ * The replica-count thresholds of one (class, site): 2 and 16, then each larger one while the
+ * chord from the last threshold undershoots some stage's ring (sampled at powers of two up to the
+ * most replicas the site can hold) by more than `toleranceS`. The choice affects only tightness:
+ * every threshold's rows are valid.
+ */
+function ringThresholds(c: ConfigCoefficients, cls: readonly number[], site: Scenario['sites'][number], maxCount: number, toleranceS: number): number[] {
+  const chosen: number[] = RING_THRESHOLDS.filter((t) => t <= c.dp);
+  for (const next of RING_EXTRA_THRESHOLDS) {
+    const last = chosen[chosen.length - 1];
+    if (last === undefined || next >= maxCount) break;
+    const undershoot = Math.max(...cls.flatMap((j) => [false, true].map((pods) => {
+      const slope = ringChordSlope(c, j, site, last, maxCount, pods);
+      const atLast = c.ringS(j, site.index, last, pods);
+      let worst = 0;
+      for (let n = 2 * last; n <= maxCount; n *= 2) worst = Math.max(worst, c.ringS(j, site.index, n, pods) - atLast - slope * (n - last));
+      return worst;
+    })));
+    if (undershoot <= toleranceS) break;
+    chosen.push(next);
+  }
+  return chosen;
+}
 
 /**
  * F13-F14: I_j, stage j's in-site ring time: at each site, once at least t replicas of its class
@@ -319,27 +422,44 @@ const RING_THRESHOLDS = [2, 16] as const;
  * with the pod-oversubscribed bandwidth when the site spills out of a pod. The ring time rises
  * with the rank count, so each threshold's value bounds every larger count.
  */
-function addIntraSiteSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoefficients, classes: readonly number[][], podSpans: readonly (number | undefined)[]): number[] {
+function addIntraSiteSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoefficients, classes: readonly number[][], podSpans: readonly (number | undefined)[], chordToleranceS: number): number[] {
   const { b, choices } = cols;
   const intra = c.stages.map((_, j) => b.addColumn(`in_site_sync_s[stage${j}]`, 0, Infinity));
   classes.forEach((cls, ci) => {
     for (const site of scenario.sites) {
       const placing = choicesPlacing(choices, cls, site.index);
       if (placing.length === 0) continue;
-      for (const t of RING_THRESHOLDS) {
-        if (t > c.dp) continue;
+      const maxCount = replicasSiteCanHold(c, placing, site);
+      const count = placing.map((ch) => [ch.replicasColumn, 1] as const);
+      const thresholds = ringThresholds(c, cls, site, maxCount, chordToleranceS);
+      thresholds.forEach((t, ti) => {
+        // The counts where this threshold's rows are the tightest: up to the next threshold.
+        const segmentEnd = Math.min(maxCount, (thresholds[ti + 1] ?? Infinity) - 1);
         const reached = b.addColumn(`reached[class${ci},${site.name},${t}]`, 0, 1, { integer: true });
-        b.addRow(`threshold[class${ci},${site.name},${t}]`, [...placing.map((ch) => [ch.replicasColumn, 1] as const), [reached, -c.dp]], -Infinity, t - 1);
+        b.addRow(`threshold[class${ci},${site.name},${t}]`, [...count, [reached, -Math.max(1, maxCount - t + 1)]], -Infinity, t - 1);
         for (const j of cls) {
           const ring = c.ringS(j, site.index, t, false);
           if (ring > 0) b.addRow(`in_site_sync[stage${j},${site.name},${t}]`, [[intra[j]!, 1], [reached, -ring]], 0, Infinity);
+          // F14b: past the threshold the ring keeps growing (2(n-1) step latencies): the chord from t on.
+          const slope = ringChordSlope(c, j, site, t, maxCount, false);
+          // Only where the chord climbs above the threshold's value by more than the tolerance.
+          if (slope * (segmentEnd - t) > chordToleranceS) {
+            b.addRow(`in_site_sync_chord[stage${j},${site.name},${t}]`, [[intra[j]!, 1], [reached, -ring], ...count.map(([col]) => [col, -slope] as const)], -slope * t, Infinity);
+          }
           const z = podSpans[site.index];
           const podRing = c.ringS(j, site.index, t, true);
           if (z !== undefined && podRing > ring) {
             b.addRow(`in_site_sync_pods[stage${j},${site.name},${t}]`, [[intra[j]!, 1], [reached, -podRing], [z, -podRing]], -podRing, Infinity);
+            const podSlope = ringChordSlope(c, j, site, t, maxCount, true);
+            if (podSlope * (segmentEnd - t) > chordToleranceS) {
+              // Active only when the site spills out of a pod: relaxed by podSlope (maxCount - t) otherwise.
+              const relax = podSlope * (maxCount - t);
+              b.addRow(`in_site_sync_pods_chord[stage${j},${site.name},${t}]`,
+                [[intra[j]!, 1], [reached, -podRing], [z, -podRing - relax], ...count.map(([col]) => [col, -podSlope] as const)], -podSlope * t - podRing - relax, Infinity);
+            }
           }
         }
-      }
+      });
     }
   });
   return intra;
@@ -349,27 +469,38 @@ function addIntraSiteSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoeffi
  * F11: E >= share x sync_j - window for every stage and exposure form in force, with
  * sync_j = I_j, plus C and the least round trip when the stage's class spans sites.
  */
-function addExposureRows(cols: Columns, c: ConfigCoefficients, classes: readonly number[][], intra: readonly number[], spans: readonly number[] | undefined, cross: { column: number; maxS: number } | undefined): void {
+function addExposureRows(cols: Columns, c: ConfigCoefficients, classes: readonly number[][], intra: readonly number[], spans: readonly number[] | undefined, cross: CrossSiteColumns | undefined): void {
   const { b, E } = cols;
   classes.forEach((cls, ci) => {
-    for (const j of cls) {
-      const windowB = Math.max(...c.layouts.map((l) => l.backwardWindowS[j]!));
-      const windowF = Math.max(...c.layouts.map((l) => l.forwardWindowS[j]!));
+    for (const j of undominatedStages(c, cls, (k) => largestWindows(c, k))) {
+      const [windowB, windowF] = largestWindows(c, j);
       const forms = exposureForms(c, windowB, windowF);
       const maxIntra = c.ringMaxS[j]!;
       forms.forEach((form, f) => {
         const a = form.share;
         b.addRow(`dp_exposed[stage${j},form${f}]`, [[E, 1], [intra[j]!, -a]], -form.window, Infinity);
         const span = spans?.[ci];
-        if (span !== undefined && cross) {
-          // Active only when the class spans sites: E >= a (I_j + C + 2 latency) - window.
-          const bigM = a * (cross.maxS + 2 * c.minLinkLatencyS + maxIntra);
-          b.addRow(`dp_exposed_cross_site[stage${j},form${f}]`,
-            [[E, 1], [intra[j]!, -a], [cross.column, -a], [span, -(a * 2 * c.minLinkLatencyS) - bigM]], -form.window - bigM, Infinity);
-        }
+        if (span !== undefined && cross) addSpanningExposureRow(b, `dp_exposed_cross_site[stage${j},form${f}]`, E, a, form.window, intra[j]!, maxIntra, span, cross);
       });
     }
   });
+}
+
+/** Stage j's largest backward and forward compute windows over the layouts (F11's windows). */
+const largestWindows = (c: ConfigCoefficients, j: number): [number, number] =>
+  [Math.max(...c.layouts.map((l) => l.backwardWindowS[j]!)), Math.max(...c.layouts.map((l) => l.forwardWindowS[j]!))];
+
+/**
+ * The stages of a class whose exposure rows can bind. Stages of one class share their hosting,
+ * spanning and thresholds, and a stage's ring bounds (F14, F14b) grow with its gradient bytes;
+ * so stage k's rows E >= a sync_k - window_k are implied by stage j's when j has at least k's
+ * bytes and at most its windows (every exposure form grows with the windows). Dropping implied
+ * rows leaves the MIP's optimum unchanged and shrinks it (32 stages -> 1-2 per class).
+ */
+function undominatedStages(c: ConfigCoefficients, cls: readonly number[], windowsOf: (stage: number) => readonly number[]): number[] {
+  const bytes = (j: number) => c.crossGradientBytes[j]!;
+  const dominates = (j: number, k: number) => bytes(j) >= bytes(k) && windowsOf(j).every((w, i) => w <= windowsOf(k)[i]!);
+  return cls.filter((k, ki) => !cls.some((j, ji) => j !== k && dominates(j, k) && (!dominates(k, j) || ji < ki)));
 }
 
 /** Groups stages that every layout places on the same site, so hosting can be decided per group. */
