@@ -180,7 +180,7 @@ function addPipelineTimeRows(cols: Columns, c: ConfigCoefficients): void {
 function addGradientSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoefficients, lowerBoundS: number): void {
   const classes = stageClasses(c);
   const hosting = scenario.sites.length > 1 ? addHostingRows(cols, scenario, c, classes) : undefined;
-  const crossBytes = hosting ? addCrossSiteSyncRows(cols, scenario, c, classes, hosting.participates) : undefined;
+  const crossBytes = hosting ? addCrossSiteSyncRows(cols, scenario, c, classes, hosting.participates, hosting.hosted) : undefined;
   const cross = hosting && crossBytes ? { ...crossBytes, ...addCrossSiteLatencyRows(cols, scenario, c, hosting.hosted) } : undefined;
   const podSpans = addPodRows(cols, scenario);
   const intra = addIntraSiteSyncRows(cols, scenario, c, classes, podSpans, RING_CHORD_TOLERANCE * lowerBoundS);
@@ -280,30 +280,55 @@ function addHostingRows(cols: Columns, scenario: Scenario, c: ConfigCoefficients
  * F10: C >= each site's outgoing cross-site gradient bytes over the bandwidth of all its links,
  * and >= each class's bytes over the site's fastest single link, seconds.
  */
-function addCrossSiteSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoefficients, classes: readonly number[][], participates: readonly number[][]) {
+function addCrossSiteSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoefficients, classes: readonly number[][], participates: readonly number[][], hosted: readonly (readonly number[])[]) {
   const { b } = cols;
   const incident = c.siteIncidentBytesPerS;
   const totalCross = c.crossGradientBytes.reduce((a, x) => a + x, 0);
   const narrowest = Math.min(...incident.filter((bw) => bw > 0));
   if (!Number.isFinite(narrowest)) return undefined;
-  const maxS = totalCross / narrowest;
+  // A ring over k sites sends 2(k - 1)/k < 2 times the bytes.
+  const maxS = (2 * totalCross) / narrowest;
   const column = b.addColumn('cross_site_sync_s', 0, maxS);
+  const share = ringShareColumns(cols, scenario, participates, hosted);
   scenario.sites.forEach((site, s) => {
     if (incident[s] === 0) return;
     const terms: (readonly [number, number])[] = [[column, 1]];
     classes.forEach((cls, ci) => {
       const bytes = cls.reduce((sum, j) => sum + c.crossGradientBytes[j]!, 0);
-      terms.push([participates[ci]![s]!, -bytes / incident[s]!]);
+      terms.push([share[ci]![s]!, -bytes / incident[s]!]);
     });
     b.addRow(`cross_site_sync[${site.name}]`, terms, 0, Infinity);
     // Each class's ring hop out of the site travels one route, whose first link is one of the site's links.
     const widest = c.siteWidestLinkBytesPerS[s]!;
     classes.forEach((cls, ci) => {
       const bytes = cls.reduce((sum, j) => sum + c.crossGradientBytes[j]!, 0);
+      // (With the ring share here too, measured: HiGHS found the 4-site 405B row's good placements far later.)
       b.addRow(`cross_site_sync_one_link[class${ci},${site.name}]`, [[column, 1], [participates[ci]![s]!, -bytes / widest]], 0, Infinity);
     });
   });
   return { column, maxS };
+}
+
+/**
+ * F10d: the bytes a site sends in a hierarchical cross-site ring over k sites are 2(k - 1)/k times
+ * a stage's gradient shard (1 at k = 2, 4/3 at 3, 3/2 at 4, ...): concave in k, so on [2, S] it is
+ * at least the chord 1 + f (k - 2), f = (2(S - 1)/S - 1)/(S - 2). share[class,s] >= in_ring[class,s],
+ * and >= 1 + f (sum_u hosts[class,u] - 2) - (1 + f (S - 2)) (1 - in_ring[class,s]). With two
+ * sites share = in_ring.
+ */
+function ringShareColumns(cols: Columns, scenario: Scenario, participates: readonly number[][], hosted: readonly (readonly number[])[]): number[][] {
+  const { b } = cols;
+  const n = scenario.sites.length;
+  if (n < 3) return participates.map((q) => [...q]);
+  const f = ((2 * (n - 1)) / n - 1) / (n - 2);
+  const bigM = 1 + f * (n - 2);
+  return participates.map((q, ci) => q.map((inRing, s) => {
+    const w = b.addColumn(`ring_share[class${ci},${scenario.sites[s]!.name}]`, 0, 2);
+    b.addRow(`ring_share_member[class${ci},${scenario.sites[s]!.name}]`, [[w, 1], [inRing, -1]], 0, Infinity);
+    // w >= 1 - 2f + f sum h - M + M q
+    b.addRow(`ring_share_sites[class${ci},${scenario.sites[s]!.name}]`, [[w, 1], ...hosted[ci]!.map((h) => [h, -f] as const), [inRing, -bigM]], 1 - 2 * f - bigM, Infinity);
+    return w;
+  }));
 }
 
 /** The cross-site phase's columns: C (bytes over bandwidth, F10) and Λ (ring hop latencies, F10b). */

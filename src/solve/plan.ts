@@ -78,7 +78,8 @@ export async function plan(scenario: Scenario, options: PlanOptions = {}): Promi
     const lowerBoundS = Math.min(main.bound.lowerBoundS, oursS);
     const finalGap = (oursS - lowerBoundS) / oursS;
     return {
-      status: finalGap <= gap ? 'optimal' : 'feasible',
+      // Pruning at incumbent x (1 - gap) proves exactly the target gap, up to floating-point rounding.
+      status: finalGap <= gap * (1 + 1e-9) ? 'optimal' : 'feasible',
       plan: chosen.plan,
       evaluation: chosen.evaluation,
       bound: { ...main.bound, lowerBoundS, gap: finalGap },

@@ -49,6 +49,8 @@ interface Incumbent {
 }
 
 const HEURISTIC_SEEDS = 20;
+/** MIPs with at most this many (layout, microbatch) choices solve in milliseconds: they go first. */
+const SMALL_MIP_CHOICES = 40;
 /** Seconds any backend may overrun its time limit before the planner gives up on it. */
 const HARD_LIMIT_GRACE_S = 5;
 
@@ -182,7 +184,8 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   const unrefined = timedOut ? 0 : Math.max(0, candidates.length - index);
   // MIPs in quick-bound order (measured: refined-bound order put the largest, most symmetric
   // MIPs first and lost 4-site 405B's 0.29% gap), the greedy placements of the best refined first.
-  const mipOrder = [...refinedCoefficients.keys()];
+  const choiceCount = (i: number) => refinedCoefficients.get(i)!.layouts.reduce((sum, l) => sum + l.fittingMicrobatches.length, 0);
+  const mipOrder = [...refinedCoefficients.keys()].sort((a, b) => Number(choiceCount(a) > SMALL_MIP_CHOICES) - Number(choiceCount(b) > SMALL_MIP_CHOICES) || a - b);
   const refinedGreedy: PlanSpec[] = [];
   for (const i of [...mipOrder].sort((a, b) => bounds[a]! - bounds[b]!).slice(0, seeds)) {
     const groups = greedyPlacement(scenario, refinedCoefficients.get(i)!);
@@ -190,7 +193,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   }
   considerBestFirst(refinedGreedy, 'heuristic');
 
-  for (const i of mipOrder) {
+  for (const [position, i] of mipOrder.entries()) {
     const candidate = candidates[i]!;
     const coefficients = refinedCoefficients.get(i)!;
     refinedCoefficients.delete(i);
@@ -206,14 +209,21 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     };
     const placement = buildPlacementMip(scenario, coefficients, bounds[i]!, fasterThanS);
     if (!placement) { noneFaster(); continue; }
-    // One MIP may use a fifth of what is left (at least 0.25 s), so a hard one cannot starve the rest.
+    // One MIP may use a fifth of what is left (at least 0.25 s), so a hard one cannot starve the
+    // rest; with fewer than five MIPs to go, an equal share of what is left.
     const leftS = (deadline - Date.now()) / 1000;
-    const remainingS = Math.max(0.05, Math.min(leftS, Math.max(0.25, leftS / 5)));
+    const share = Math.min(5, Math.max(1, mipOrder.length - position));
+    const remainingS = Math.max(0.05, Math.min(leftS, Math.max(0.25, leftS / share)));
     // No MIP start: measured, a greedy start made HiGHS slower on these models (1.1 s vs 0.55 s).
     const stopAt = Number.isFinite(threshold()) ? threshold() : undefined;
     // HiGHS's callbacks keep the progress display alive during a long MIP.
     const heartbeat = options.onProgress ? () => report() : undefined;
-    const solved = await solveWithFallbacks(placement, options, { timeLimitS: remainingS, stopWhenBoundAtLeast: stopAt, onProgress: heartbeat, haveIncumbent: incumbent !== undefined }, faults, fallbacksUsed, faultCounts);
+    // The candidate that holds the global bound decides the gap: its MIP's own 1% would leave
+    // placements whose cost-model time is above the MIP's (the MIP is a relaxation), so it is
+    // solved four times tighter.
+    const holdsBound = bounds[i]! <= globalBound();
+    const mipOptions = holdsBound ? { ...options, gap: options.gap / 4 } : options;
+    const solved = await solveWithFallbacks(placement, mipOptions, { timeLimitS: remainingS, stopWhenBoundAtLeast: stopAt, onProgress: heartbeat, haveIncumbent: incumbent !== undefined }, faults, fallbacksUsed, faultCounts);
     mipsSolved++;
     if (!solved || !solved.solution.values) {
       // Every backend failed or found nothing: keep the closed-form bound, and try the heuristic here.
@@ -235,7 +245,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   // bound down, four times tighter, until the gap closes or time runs out.
   const gapNow = () => (incumbent ? (incumbent.evaluation.predicted.iterationTimeS - globalBound()) / incumbent.evaluation.predicted.iterationTimeS : Infinity);
   for (const entry of [...solvedMips].sort((a, b) => bounds[a.index]! - bounds[b.index]!)) {
-    if (timedOut || (options.stopAtFirstFit && incumbent) || gapNow() <= options.gap || Date.now() >= deadline) break;
+    if (timedOut || (options.stopAtFirstFit && incumbent) || gapNow() <= options.gap * (1 + 1e-9) || Date.now() >= deadline) break;
     const stopAt = threshold();
     if (bounds[entry.index]! >= stopAt) continue;
     // Rebuilt with today's threshold: the incumbent has usually improved, so fewer choices remain (F0).
