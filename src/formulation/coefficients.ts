@@ -311,6 +311,43 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
 }
 
 /**
+ * Forced-spanning bound (docs/formulation.md §4): stage j of all dp replicas needs dp x tp x cp
+ * GPUs, so it is hosted on at least k_j sites, the fewest whose GPUs (largest first) hold that
+ * many. Every stage with k_j >= 2 spans sites in every placement, and pays the cross-site phase:
+ * its ring over k_j or more sites sends 2(k_j - 1)/k_j of its bytes on each hop (at most the
+ * widest link's speed), the rings' hops together put sum k_j 2(k_j - 1)/k_j bytes_j on link
+ * directions (at most all links' capacity both ways), and their hop latencies add up to at least
+ * 2 (k - 1) x the shortest link latency. With the in-site ring over ceil(dp / sites) replicas
+ * (intraSyncSpreadS) and each stage's largest windows, the exposed sync of the worst such stage,
+ * on top of every placement's pipeline bound, bounds the iteration. -Infinity when no stage must span.
+ */
+export function forcedSpanningLowerBound(c: ConfigCoefficients, siteGpus: readonly number[], pipelineBoundS: number): number {
+  const largestFirst = [...siteGpus].sort((a, b) => b - a);
+  const need = c.dp * c.config.tp * c.config.cp;
+  let held = 0;
+  let sites = 0;
+  while (sites < largestFirst.length && held < need) held += largestFirst[sites++]!;
+  const widest = Math.max(0, ...c.siteWidestLinkBytesPerS);
+  const allLinksBothWays = c.linkBytesPerS.reduce((sum, bw) => sum + 2 * bw, 0);
+  if (sites < 2 || held < need || widest <= 0 || allLinksBothWays <= 0) return -Infinity;
+  // Every stage needs the same GPUs, so every stage spans at least `sites` sites.
+  const share = (2 * (sites - 1)) / sites;
+  let largestHopBytes = 0;
+  let hopBytes = 0;
+  for (const bytes of c.crossGradientBytes) {
+    largestHopBytes = Math.max(largestHopBytes, share * bytes);
+    hopBytes += sites * share * bytes;
+  }
+  const crossS = Math.max(largestHopBytes / widest, hopBytes / allLinksBothWays) + 2 * (sites - 1) * c.minLinkLatencyS;
+  let exposed = 0;
+  c.stages.forEach((_, j) => {
+    const [windowB, windowF] = [Math.max(...c.layouts.map((l) => l.backwardWindowS[j]!)), Math.max(...c.layouts.map((l) => l.forwardWindowS[j]!))];
+    exposed = Math.max(exposed, exposureOf(c, c.intraSyncSpreadS[j]! + crossS, windowB, windowF));
+  });
+  return pipelineBoundS + exposed + c.optimizerS;
+}
+
+/**
  * Capacity bound (docs/formulation.md §4): if every replica finishes by T, a replica with layout
  * l runs at most kmax_l(T) microbatches (the largest fitting k with k x slowest step + bubble +
  * fill latency + optimizer <= T). Spreading each replica's microbatches over its GPUs, a GPU at

@@ -9,7 +9,7 @@ import { evaluateLayout, type Evaluation } from '../model/evaluate';
 import { layOutPlan } from '../model/placement';
 import type { LinkSettingsSpec, PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
-import { enumerateCandidates } from './candidates';
+import { enumerateCandidates, type Candidate } from './candidates';
 import { linkSettingOptions } from './network-post-solver';
 
 export interface ExhaustiveResult {
@@ -22,7 +22,11 @@ export interface ExhaustiveResult {
   readonly complete: boolean;
 }
 
-export function exhaustiveSearch(scenario: Scenario, restriction: SpaceRestriction, timeLimitS = Infinity): ExhaustiveResult {
+/**
+ * `onCandidate` receives each fully enumerated candidate with the least time of its fitting plans
+ * (Infinity when none fits): the reference the closed-form bounds are tested against.
+ */
+export function exhaustiveSearch(scenario: Scenario, restriction: SpaceRestriction, timeLimitS = Infinity, onCandidate?: (candidate: Candidate, leastTimeS: number) => void): ExhaustiveResult {
   const started = Date.now();
   const deadline = started + timeLimitS * 1000;
   let best: { plan: PlanSpec; evaluation: Evaluation } | undefined;
@@ -32,6 +36,7 @@ export function exhaustiveSearch(scenario: Scenario, restriction: SpaceRestricti
   outer: for (const candidate of enumerateCandidates(scenario, restriction)) {
     if (Date.now() >= deadline) { complete = false; break; }
     const c = candidate.coefficients();
+    let candidateLeastS = Infinity;
     const choices: { layout: LayoutCoefficients; k: number; upper: number }[] = [];
     for (const layout of c.layouts) {
       let capacity = c.dp;
@@ -58,6 +63,7 @@ export function exhaustiveSearch(scenario: Scenario, restriction: SpaceRestricti
           const withNetwork: PlanSpec = { ...plan, network };
           const evaluation = evaluateLayout(scenario, layOutPlan(scenario, withNetwork));
           plansEvaluated++;
+          if (evaluation.fits) candidateLeastS = Math.min(candidateLeastS, evaluation.predicted.iterationTimeS);
           if (evaluation.fits && (!best || evaluation.predicted.iterationTimeS < best.evaluation.predicted.iterationTimeS)) {
             best = { plan: withNetwork, evaluation };
           }
@@ -78,6 +84,7 @@ export function exhaustiveSearch(scenario: Scenario, restriction: SpaceRestricti
       return true;
     };
     if (!visit(0, c.dp, c.totalMicrobatches)) { complete = false; break outer; }
+    onCandidate?.(candidate, candidateLeastS);
   }
   return { plan: best?.plan, evaluation: best?.evaluation, plansEvaluated, timeS: (Date.now() - started) / 1000, complete };
 }

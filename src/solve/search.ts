@@ -3,7 +3,7 @@
  * by lower bounds (docs/formulation.md §4). Returns the best plan found, checked by the cost
  * model, and a bound valid for every plan in the space.
  */
-import { capacityLowerBound, outerLowerBound, type ConfigCoefficients } from '../formulation/coefficients';
+import { capacityLowerBound, forcedSpanningLowerBound, outerLowerBound, type ConfigCoefficients } from '../formulation/coefficients';
 import { buildPlacementMip, type PlacementMip } from '../formulation/placement-mip';
 import { planInSpace, toPlan, type SpaceRestriction } from '../formulation/search-space';
 import { evaluateLayout, type Evaluation } from '../model/evaluate';
@@ -166,6 +166,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   // form, milliseconds each), so that most candidates never need a MIP and those left unsolved
   // hold the global bound at their refined bound.
   const refinedCoefficients = new Map<number, ConfigCoefficients>();
+  const siteGpus = scenario.sites.map((site) => site.gpus);
   let index = 0;
   for (; index < candidates.length; index++) {
     const candidate = candidates[index]!;
@@ -175,7 +176,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     const coefficients = seeded.get(index) ?? candidate.coefficients();
     seeded.delete(index);
     const refined = Math.max(candidate.quickBoundS, outerLowerBound(coefficients, candidate.quickBoundS),
-      capacityLowerBound(coefficients, scenario.sites.map((site) => site.gpus)));
+      capacityLowerBound(coefficients, siteGpus), forcedSpanningLowerBound(coefficients, siteGpus, candidate.quickBoundS));
     if (!Number.isFinite(refined)) { bounds[index] = Infinity; tally(reasons, 'no replica layout fits in GPU memory'); continue; }
     bounds[index] = Math.max(bounds[index]!, refined);
     if (refined >= threshold()) { pruned++; continue; }

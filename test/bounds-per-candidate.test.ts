@@ -1,0 +1,87 @@
+/**
+ * Every bound the planner uses is a real bound, candidate by candidate: for each (configuration,
+ * dp) of the small scenarios, the exhaustive mode enumerates every placement and network setting,
+ * and the least cost-model time it finds must be at least the quick bound, each closed-form
+ * refined bound (outer, capacity, forced spanning) and the placement MIP's proven optimum.
+ */
+import { capacityLowerBound, forcedSpanningLowerBound, outerLowerBound } from '../src/formulation/coefficients';
+import { buildPlacementMip } from '../src/formulation/placement-mip';
+import { FULL_SPACE } from '../src/formulation/search-space';
+import { parseScenario, type Scenario } from '../src/model/scenario';
+import type { Candidate } from '../src/solve/candidates';
+import { exhaustiveSearch } from '../src/solve/exhaustive';
+import { HighsWorkerBackend } from '../src/solve/highs-worker-backend';
+import { clone, readFixture } from './helpers/fixtures';
+
+type Json = any; // scenario JSON mutated below
+
+const TOLERANCE = 1e-9;
+
+/** The small fixtures, plus variants that make stages span sites (forced spanning, F10b, F10d) and rings longer (F14b). */
+function scenarios(): [string, Scenario][] {
+  const list: [string, Scenario][] = (['one-site', 'two-sites', 'three-heterogeneous', 'moe-two-sites'] as const)
+    .map((name) => [name, parseScenario(readFixture(`small/${name}`), name)]);
+  // Three sites far apart: long cross-site ring hops (F10b); as in the fixture, some candidates'
+  // stages need more GPUs than any one site has (forced spanning, F10d).
+  const far: Json = clone(readFixture('small/three-heterogeneous'));
+  for (const link of far.cluster.links) link.distanceKm = 2000;
+  list.push(['three-heterogeneous, 2000 km links', parseScenario(far, 'far')]);
+  // One site with many small replicas: rings past the first thresholds.
+  const wide: Json = clone(readFixture('small/one-site'));
+  wide.cluster.sites[0].gpus = 64;
+  wide.cluster.sites[0].gpusPerNode = 4;
+  wide.training.globalBatchSeqs = 64;
+  wide.search = { tp: [1], pp: [1, 2], microBatchSeqs: [1] };
+  list.push(['one site, 64 GPUs, tp 1', parseScenario(wide, 'wide')]);
+  return list;
+}
+
+let highs: HighsWorkerBackend;
+beforeAll(() => { highs = new HighsWorkerBackend(); });
+afterAll(async () => { await highs.close(); });
+
+describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\'s exhaustive optimum: %s', (_name, scenario) => {
+  const visited: { candidate: Candidate; leastS: number }[] = [];
+  const result = exhaustiveSearch(scenario, FULL_SPACE, 120, (candidate, leastS) => visited.push({ candidate, leastS }));
+
+  it('the enumeration is complete and finds fitting plans', () => {
+    expect(result.complete).toBe(true);
+    expect(visited.filter((v) => Number.isFinite(v.leastS)).length).toBeGreaterThan(0);
+  });
+
+  it('quick, outer, capacity and forced-spanning bounds are at most the least time', () => {
+    const siteGpus = scenario.sites.map((s) => s.gpus);
+    let checked = 0;
+    for (const { candidate, leastS } of visited) {
+      if (!Number.isFinite(leastS)) continue;
+      const c = candidate.coefficients();
+      const bounds = {
+        quick: candidate.quickBoundS,
+        outer: outerLowerBound(c, candidate.quickBoundS),
+        capacity: capacityLowerBound(c, siteGpus),
+        forcedSpanning: forcedSpanningLowerBound(c, siteGpus, candidate.quickBoundS),
+      };
+      for (const [name, bound] of Object.entries(bounds)) {
+        if (bound > leastS * (1 + TOLERANCE)) throw new Error(`${name} bound ${bound} > least time ${leastS} for ${JSON.stringify(candidate.config)} dp ${candidate.dp}`);
+      }
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(0);
+  });
+
+  it('the placement MIP solved to optimality never exceeds the least time', async () => {
+    let checked = 0;
+    for (const { candidate, leastS } of visited) {
+      if (!Number.isFinite(leastS)) continue;
+      const c = candidate.coefficients();
+      const placement = buildPlacementMip(scenario, c, 0);
+      expect(placement).toBeDefined();
+      const solution = await highs.solve(placement!.mip, { timeLimitS: 20, relativeGap: 0 });
+      expect(solution.boundProven).toBe(true);
+      const bound = solution.dualBound - placement!.tieBreakAllowanceS;
+      if (bound > leastS * (1 + 1e-6)) throw new Error(`MIP bound ${bound} > least time ${leastS} for ${JSON.stringify(candidate.config)} dp ${candidate.dp}`);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(0);
+  }, 120_000);
+});
