@@ -6,13 +6,15 @@
  */
 import { FULL_SPACE } from '../src/formulation/search-space';
 import { exhaustiveSearch } from '../src/solve/exhaustive';
-import { defaultBackends, plan } from '../src/solve/plan';
+import { defaultBackends, defaultConcurrentBackends, plan } from '../src/solve/plan';
 import { ROWS, scenarioFor } from './plan-scaling-scenarios';
 
 const exhaustiveCapS = Number(process.argv[2] ?? 60);
 
 async function main(): Promise<void> {
   const backends = defaultBackends();
+  // As `scaleacross plan` runs: a second HiGHS worker when there is a second core.
+  const concurrentBackends = defaultConcurrentBackends();
   console.log(`| model | sites | GPUs | link Gb/s, km | plan s/iter | proven gap | status | main search s | with baselines s | vs production | exhaustive (cap ${exhaustiveCapS} s) | exhaustive / plan time |`);
   console.log('|---|---:|---:|---|---:|---:|---|---:|---:|---:|---|---:|');
   try {
@@ -20,7 +22,7 @@ async function main(): Promise<void> {
       const scenario = scenarioFor(row);
       const gpus = row.sites.reduce((sum, s) => sum + s.gpus, 0);
       const started = Date.now();
-      const result = await plan(scenario, { timeLimitS: 10, gap: 0.01, backends });
+      const result = await plan(scenario, { timeLimitS: 10, gap: 0.01, backends, concurrentBackends });
       const totalS = (Date.now() - started) / 1000;
       const exhaustive = exhaustiveSearch(scenario, FULL_SPACE, exhaustiveCapS);
       const production = result.baselines.find((b) => b.name === 'production');
@@ -32,7 +34,7 @@ async function main(): Promise<void> {
       console.log(`| ${row.model} | ${row.sites.length} | ${gpus} | ${row.gbps}, ${row.km} | ${time?.toFixed(3) ?? 'none'} | ${(100 * result.bound.gap).toFixed(2)}% | ${result.status} | ${result.solver.timeS.toFixed(2)} | ${totalS.toFixed(2)} | ${production?.speedup ? `${production.speedup.toFixed(2)}x` : '-'} | ${exhaustiveCell} | ${ratio} |`);
     }
   } finally {
-    await Promise.all(backends.map((b) => b.close()));
+    await Promise.all([...backends, ...concurrentBackends].map((b) => b.close()));
   }
 }
 

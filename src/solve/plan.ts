@@ -2,6 +2,7 @@
  * `plan`: the best plan in the full space with its bound, the two baselines in their restricted
  * spaces, and the independent re-check of everything printed.
  */
+import { availableParallelism } from 'os';
 import { FULL_SPACE, type SpaceRestriction } from '../formulation/search-space';
 import type { PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
@@ -20,6 +21,11 @@ export interface PlanOptions {
   readonly gap?: number;
   /** MIP backends in fallback order; default HiGHS worker, fresh HiGHS worker, javascript-lp-solver. */
   readonly backends?: readonly MipBackend[];
+  /**
+   * More HiGHS workers that solve candidates' MIPs at the same time as the first backend. Default:
+   * one more when no backends are given and the machine has a second core, else none.
+   */
+  readonly concurrentBackends?: readonly MipBackend[];
   /** Compute the production and pp-across baselines (default true). */
   readonly baselines?: boolean;
   readonly onProgress?: SearchOptions['onProgress'];
@@ -39,14 +45,23 @@ export function defaultBackends(): MipBackend[] {
   return [highs, new HighsWorkerBackend(true), new LpSolverBackend()];
 }
 
+/** A second HiGHS worker when the machine has a second core (for `concurrentBackends`), else none. */
+export function defaultConcurrentBackends(): MipBackend[] {
+  if (availableParallelism() < 2) return [];
+  const highs = new HighsWorkerBackend(false);
+  highs.warmUp();
+  return [highs];
+}
+
 export async function plan(scenario: Scenario, options: PlanOptions = {}): Promise<PlanResult> {
   const timeLimitS = options.timeLimitS ?? 10;
   const gap = options.gap ?? 0.01;
   const backends = options.backends ?? defaultBackends();
+  const concurrentBackends = options.concurrentBackends ?? (options.backends ? [] : defaultConcurrentBackends());
   const withBaselines = options.baselines ?? true;
   const mainShare = withBaselines ? 0.7 : 1;
   try {
-    const main = await searchPlans(scenario, { timeLimitS: timeLimitS * mainShare, gap, backends, restriction: FULL_SPACE, onProgress: options.onProgress, backendGraceS: options.backendGraceS, heuristicSeeds: options.heuristicSeeds });
+    const main = await searchPlans(scenario, { timeLimitS: timeLimitS * mainShare, gap, backends, concurrentBackends, restriction: FULL_SPACE, onProgress: options.onProgress, backendGraceS: options.backendGraceS, heuristicSeeds: options.heuristicSeeds });
     if (!main.plan || !main.evaluation) {
       // Infeasible only when every candidate's bound is infinite or past the required iteration
       // time; otherwise the search ran out of time.
@@ -61,9 +76,9 @@ export async function plan(scenario: Scenario, options: PlanOptions = {}): Promi
     const baselines: BaselineResult[] = [];
     if (withBaselines) {
       const share = (timeLimitS * (1 - mainShare)) / 2;
-      baselines.push(await baseline(scenario, 'production', 'DP across sites (whole replicas per site), 1F1B/interleaved, default network', PRODUCTION_SPACE, share, gap, backends, main.plan, evaluation.predicted.iterationTimeS));
+      baselines.push(await baseline(scenario, 'production', 'DP across sites (whole replicas per site), 1F1B/interleaved, default network', PRODUCTION_SPACE, share, gap, { backends, concurrentBackends }, main.plan, evaluation.predicted.iterationTimeS));
       if (scenario.sites.length > 1) {
-        baselines.push(await baseline(scenario, 'pp-across', 'pipeline stages split across sites, DP inside each site, default network', PP_ACROSS_SPACE, share, gap, backends, main.plan, evaluation.predicted.iterationTimeS));
+        baselines.push(await baseline(scenario, 'pp-across', 'pipeline stages split across sites, DP inside each site, default network', PP_ACROSS_SPACE, share, gap, { backends, concurrentBackends }, main.plan, evaluation.predicted.iterationTimeS));
       }
     }
     // A baseline's plan lies in the full space too: if its search found a faster one, it is ours.
@@ -89,6 +104,7 @@ export async function plan(scenario: Scenario, options: PlanOptions = {}): Promi
     };
   } finally {
     if (!options.backends) await Promise.all(backends.map((b) => b.close()));
+    if (!options.concurrentBackends) await Promise.all(concurrentBackends.map((b) => b.close()));
   }
 }
 
@@ -99,11 +115,11 @@ async function baseline(
   restriction: SpaceRestriction,
   timeLimitS: number,
   gap: number,
-  backends: readonly MipBackend[],
+  backends: { readonly backends: readonly MipBackend[]; readonly concurrentBackends: readonly MipBackend[] },
   ours: PlanSpec,
   oursS: number,
 ): Promise<BaselineResult> {
-  const result = await searchPlans(scenario, { timeLimitS, gap, backends, restriction, seedPlans: [ours] });
+  const result = await searchPlans(scenario, { timeLimitS, gap, ...backends, restriction, seedPlans: [ours] });
   if (!result.plan || !result.evaluation) return { name, description };
   const evaluation = recheckPlan(scenario, result.plan, result.evaluation);
   const iterationTimeS = evaluation.predicted.iterationTimeS;

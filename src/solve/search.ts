@@ -22,6 +22,11 @@ export interface SearchOptions {
   readonly gap: number;
   /** Tried in order for every MIP; the first that answers (and passes the check) wins. */
   readonly backends: readonly MipBackend[];
+  /**
+   * More first-choice backends (each with the same fallbacks after it): candidates' MIPs are
+   * solved on all of them at once, one each (default none: one at a time).
+   */
+  readonly concurrentBackends?: readonly MipBackend[];
   readonly restriction: SpaceRestriction;
   /** Seconds a backend may overrun its time limit before the planner abandons it (default 5). */
   readonly backendGraceS?: number;
@@ -183,10 +188,12 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     refinedCoefficients.set(index, coefficients);
   }
   const unrefined = timedOut ? 0 : Math.max(0, candidates.length - index);
-  // MIPs in quick-bound order (measured: refined-bound order put the largest, most symmetric
-  // MIPs first and lost 4-site 405B's 0.29% gap), the greedy placements of the best refined first.
+  // MIPs: the small ones (milliseconds each) first, for an early incumbent that shrinks the rest
+  // (F0), then in refined-bound order (session 3, measured with two MIP lanes: MoE 4-site 27.7% ->
+  // 20.4%, the others unchanged within noise; in session 2, with one lane and before F10b-F14b,
+  // this order had lost the 4-site 405B row's gap). The greedy placements of the best refined first.
   const choiceCount = (i: number) => refinedCoefficients.get(i)!.layouts.reduce((sum, l) => sum + l.fittingMicrobatches.length, 0);
-  const mipOrder = [...refinedCoefficients.keys()].sort((a, b) => Number(choiceCount(a) > SMALL_MIP_CHOICES) - Number(choiceCount(b) > SMALL_MIP_CHOICES) || a - b);
+  const mipOrder = [...refinedCoefficients.keys()].sort((a, b) => Number(choiceCount(a) > SMALL_MIP_CHOICES) - Number(choiceCount(b) > SMALL_MIP_CHOICES) || bounds[a]! - bounds[b]! || a - b);
   const refinedGreedy: PlanSpec[] = [];
   for (const i of [...mipOrder].sort((a, b) => bounds[a]! - bounds[b]!).slice(0, seeds)) {
     const groups = greedyPlacement(scenario, refinedCoefficients.get(i)!);
@@ -194,13 +201,14 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   }
   considerBestFirst(refinedGreedy, 'heuristic');
 
-  for (const [position, i] of mipOrder.entries()) {
+  /** Solves candidate i's MIP on `primary` (then the fallback chain); 'stop' ends the MIP phase. */
+  const solveCandidateMip = async (position: number, i: number, primary: MipBackend): Promise<'stop' | undefined> => {
     const candidate = candidates[i]!;
     const coefficients = refinedCoefficients.get(i)!;
+    if (options.stopAtFirstFit && incumbent) return 'stop';
+    if (Date.now() >= deadline) { timedOut = true; return 'stop'; }
     refinedCoefficients.delete(i);
-    if (options.stopAtFirstFit && incumbent) break;
-    if (bounds[i]! >= threshold()) { pruned++; continue; }
-    if (Date.now() >= deadline) { timedOut = true; break; }
+    if (bounds[i]! >= threshold()) { pruned++; return undefined; }
     // Only placements faster than the threshold matter: slower (layout, microbatch) choices are left
     // out (F0), so an answer bounds this candidate by min(its dual bound, the threshold).
     const fasterThanS = threshold();
@@ -209,7 +217,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
       else { bounds[i] = Infinity; tally(reasons, 'no placement fits the GPUs and the batch'); }
     };
     const placement = buildPlacementMip(scenario, coefficients, bounds[i]!, fasterThanS);
-    if (!placement) { noneFaster(); continue; }
+    if (!placement) { noneFaster(); return undefined; }
     // One MIP may use a fifth of what is left (at least 0.25 s), so a hard one cannot starve the
     // rest; with fewer than five MIPs to go, an equal share of what is left.
     const leftS = (deadline - Date.now()) / 1000;
@@ -223,22 +231,34 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     // placements whose cost-model time is above the MIP's (the MIP is a relaxation), so it is
     // solved four times tighter.
     const holdsBound = bounds[i]! <= globalBound();
-    const mipOptions = holdsBound ? { ...options, gap: options.gap / 4 } : options;
+    const mipOptions = { ...options, gap: holdsBound ? options.gap / 4 : options.gap, backends: [primary, ...options.backends.slice(1)] };
     const solved = await solveWithFallbacks(placement, mipOptions, { timeLimitS: remainingS, stopWhenBoundAtLeast: stopAt, onProgress: heartbeat, haveIncumbent: incumbent !== undefined }, faults, fallbacksUsed, faultCounts);
     mipsSolved++;
     if (!solved || !solved.solution.values) {
       // Every backend failed or found nothing: keep the closed-form bound, and try the heuristic here.
       const groups = greedyPlacement(scenario, coefficients);
       if (groups) consider(toPlan(candidate.config, scenario, groups.map(asGroup)), 'heuristic');
-      if (!solved) continue;
+      if (!solved) return undefined;
     }
     const { solution, engine } = solved;
-    if (solution.status === 'infeasible') { noneFaster(); continue; }
+    if (solution.status === 'infeasible') { noneFaster(); return undefined; }
     if (solution.boundProven && Number.isFinite(solution.dualBound)) bounds[i] = Math.max(bounds[i]!, Math.min(fasterThanS, solution.dualBound - placement.tieBreakAllowanceS));
     if (solution.values) adoptMipPlan(coefficients, placement, solution, engine);
     solvedMips.push({ index: i, coefficients });
     report();
-  }
+    return undefined;
+  };
+  // Lanes: the first backend and each concurrent one take the next MIP in order as they free up
+  // (HiGHS runs in worker threads, so two lanes use two cores). Incumbent and threshold are shared.
+  let next = 0;
+  let stopped = false;
+  const lanes = [options.backends[0]!, ...(options.concurrentBackends ?? [])].map(async (primary) => {
+    while (!stopped && next < mipOrder.length) {
+      const position = next++;
+      if (await solveCandidateMip(position, mipOrder[position]!, primary) === 'stop') stopped = true;
+    }
+  });
+  await Promise.all(lanes);
   if (!timedOut && refinedCoefficients.size > 0 && !(options.stopAtFirstFit && incumbent)) timedOut = true;
 
   // Second pass with the time left: the MIPs stopped at the target gap on their own objective,
