@@ -12,14 +12,16 @@ import { BackendFault, type MipBackend, type MipSolution, type MipSolveOptions }
 const HARD_LIMIT_GRACE_S = 3;
 
 const workerSource = (highsPath: string): string => `
-const { parentPort } = require('worker_threads');
+const { parentPort, workerData } = require('worker_threads');
 const solveMipWithHighs = ${solveMipWithHighs.toString()};
 const ready = require(${JSON.stringify(highsPath)})();
+// Set to 1 by the planner to stop the solve in progress (read in HiGHS's interrupt callback).
+const stopFlag = new Int32Array(workerData.stop);
 parentPort.on('message', async (message) => {
   try {
     const highs = await ready;
     const result = solveMipWithHighs(highs, message.request, (incumbent, bound) =>
-      message.warmUp || parentPort.postMessage({ type: 'progress', incumbent, bound }));
+      message.warmUp || parentPort.postMessage({ type: 'progress', incumbent, bound }), () => Atomics.load(stopFlag, 0) === 1);
     parentPort.postMessage({ type: 'result', result, warmUp: message.warmUp });
   } catch (error) {
     parentPort.postMessage({ type: 'error', message: String((error && error.message) || error), warmUp: message.warmUp });
@@ -60,14 +62,22 @@ export class HighsWorkerBackend implements MipBackend {
     if (worker) await worker.terminate();
   }
 
+  /** Each worker's stop flag, shared with its thread. */
+  private readonly stopFlags = new WeakMap<Worker, Int32Array>();
+
   private spawn(): Worker {
-    const worker = new Worker(workerSource(require.resolve('highs')), { eval: true });
+    const stop = new SharedArrayBuffer(4);
+    const worker = new Worker(workerSource(require.resolve('highs')), { eval: true, workerData: { stop } });
+    this.stopFlags.set(worker, new Int32Array(stop));
     worker.unref();
     if (!this.fresh) this.worker = worker;
     return worker;
   }
 
   private run(worker: Worker, mip: Mip, options: MipSolveOptions): Promise<MipSolution> {
+    const stopFlag = this.stopFlags.get(worker)!;
+    Atomics.store(stopFlag, 0, 0);
+    const stop = () => Atomics.store(stopFlag, 0, 1);
     return new Promise<MipSolution>((resolve, reject) => {
       const fail = (reason: string) => {
         cleanup();
@@ -87,6 +97,7 @@ export class HighsWorkerBackend implements MipBackend {
       const onError = (error: Error) => fail(`worker died: ${error.message}`);
       const onExit = (code: number) => fail(`worker exited with code ${code}`);
       const cleanup = () => {
+        options.abort?.removeEventListener('abort', stop);
         clearTimeout(timer);
         worker.off('message', onMessage);
         worker.off('error', onError);
@@ -95,8 +106,10 @@ export class HighsWorkerBackend implements MipBackend {
       worker.on('message', onMessage);
       worker.on('error', onError);
       worker.on('exit', onExit);
+      if (options.abort?.aborted) stop();
+      else options.abort?.addEventListener('abort', stop);
       worker.postMessage({ request: {
-        mip, timeLimitS: options.timeLimitS, relativeGap: options.relativeGap, stopWhenBoundAtLeast: options.stopWhenBoundAtLeast,
+        mip, timeLimitS: options.timeLimitS, relativeGap: options.relativeGap, stopWhenBoundAtLeast: options.stopWhenBoundAtLeast, randomSeed: options.randomSeed,
       } });
     });
   }

@@ -13,6 +13,10 @@ export interface MipSolveOptions {
   readonly stopWhenBoundAtLeast?: number;
   /** Called with the incumbent objective and dual bound as the search goes (HiGHS callbacks). */
   readonly onProgress?: (progress: { readonly incumbent: number; readonly bound: number }) => void;
+  /** Seed of the solver's randomised choices (HiGHS `random_seed`); another seed takes another path. */
+  readonly randomSeed?: number;
+  /** Once aborted, the solver stops at its next chance and answers with what it has (still checked). */
+  readonly abort?: AbortSignal;
 }
 
 /** What a backend found. `dualBound` is a proven lower bound on the MIP optimum (-Infinity if none). */

@@ -201,14 +201,20 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   }
   considerBestFirst(refinedGreedy, 'heuristic');
 
-  /** Solves candidate i's MIP on `primary` (then the fallback chain); 'stop' ends the MIP phase. */
-  const solveCandidateMip = async (position: number, i: number, primary: MipBackend): Promise<'stop' | undefined> => {
+  /** Candidates whose MIP is being solved: a free lane may solve the same MIP with another seed. */
+  const inFlight = new Map<number, { readonly position: number; readonly coefficients: ConfigCoefficients; readonly done: AbortController; helped: boolean }>();
+  /**
+   * Solves candidate i's MIP on `primary` (then the fallback chain); 'stop' ends the MIP phase.
+   * With `seed`, a second solve of a MIP already in flight, on its own (no fallbacks): whichever
+   * finishes first stops the other, which answers with what it has.
+   */
+  const solveCandidateMip = async (position: number, i: number, primary: MipBackend, seed?: number): Promise<'stop' | undefined> => {
     const candidate = candidates[i]!;
-    const coefficients = refinedCoefficients.get(i)!;
+    const coefficients = seed === undefined ? refinedCoefficients.get(i)! : inFlight.get(i)!.coefficients;
     if (options.stopAtFirstFit && incumbent) return 'stop';
     if (Date.now() >= deadline) { timedOut = true; return 'stop'; }
     refinedCoefficients.delete(i);
-    if (bounds[i]! >= threshold()) { pruned++; return undefined; }
+    if (bounds[i]! >= threshold()) { if (seed === undefined) pruned++; return undefined; }
     // Only placements faster than the threshold matter: slower (layout, microbatch) choices are left
     // out (F0), so an answer bounds this candidate by min(its dual bound, the threshold).
     const fasterThanS = threshold();
@@ -231,8 +237,13 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     // placements whose cost-model time is above the MIP's (the MIP is a relaxation), so it is
     // solved four times tighter.
     const holdsBound = bounds[i]! <= globalBound();
-    const mipOptions = { ...options, gap: holdsBound ? options.gap / 4 : options.gap, backends: [primary, ...options.backends.slice(1)] };
-    const solved = await solveWithFallbacks(placement, mipOptions, { timeLimitS: remainingS, stopWhenBoundAtLeast: stopAt, onProgress: heartbeat, haveIncumbent: incumbent !== undefined }, faults, fallbacksUsed, faultCounts);
+    const mipOptions = { ...options, gap: holdsBound ? options.gap / 4 : options.gap, backends: seed === undefined ? [primary, ...options.backends.slice(1)] : [primary] };
+    const done = seed === undefined ? new AbortController() : inFlight.get(i)!.done;
+    if (seed === undefined) inFlight.set(i, { position, coefficients, done, helped: false });
+    const solved = await solveWithFallbacks(placement, mipOptions, { timeLimitS: remainingS, stopWhenBoundAtLeast: stopAt, onProgress: heartbeat, haveIncumbent: incumbent !== undefined, randomSeed: seed, abort: done.signal }, faults, fallbacksUsed, faultCounts);
+    // The first answer for this candidate stops any other solve of it.
+    done.abort();
+    inFlight.delete(i);
     mipsSolved++;
     if (!solved || !solved.solution.values) {
       // Every backend failed or found nothing: keep the closed-form bound, and try the heuristic here.
@@ -244,7 +255,9 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     if (solution.status === 'infeasible') { noneFaster(); return undefined; }
     if (solution.boundProven && Number.isFinite(solution.dualBound)) bounds[i] = Math.max(bounds[i]!, Math.min(fasterThanS, solution.dualBound - placement.tieBreakAllowanceS));
     if (solution.values) adoptMipPlan(coefficients, placement, solution, engine);
-    solvedMips.push({ index: i, coefficients });
+    // A better incumbent can prune candidates whose MIPs are still running: stop them.
+    for (const [j, f] of inFlight) if (bounds[j]! >= threshold()) f.done.abort();
+    if (!solvedMips.some((m) => m.index === i)) solvedMips.push({ index: i, coefficients });
     report();
     return undefined;
   };
@@ -252,10 +265,21 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   // (HiGHS runs in worker threads, so two lanes use two cores). Incumbent and threshold are shared.
   let next = 0;
   let stopped = false;
-  const lanes = [options.backends[0]!, ...(options.concurrentBackends ?? [])].map(async (primary) => {
-    while (!stopped && next < mipOrder.length) {
-      const position = next++;
-      if (await solveCandidateMip(position, mipOrder[position]!, primary) === 'stop') stopped = true;
+  const lanes = [options.backends[0]!, ...(options.concurrentBackends ?? [])].map(async (primary, lane) => {
+    while (!stopped) {
+      if (next < mipOrder.length) {
+        const position = next++;
+        if (await solveCandidateMip(position, mipOrder[position]!, primary) === 'stop') stopped = true;
+        continue;
+      }
+      // Nothing left to start: help the in-flight MIP with the least bound, solving it again
+      // with another random seed (measured: HiGHS's time to a good placement on the symmetric
+      // 4-site MIPs varies several-fold with its path).
+      if (!incumbent) break;
+      const open = [...inFlight.entries()].filter(([, f]) => !f.helped).sort((a, b) => bounds[a[0]]! - bounds[b[0]]!)[0];
+      if (!open) break;
+      open[1].helped = true;
+      if (await solveCandidateMip(open[1].position, open[0], primary, lane + 1) === 'stop') stopped = true;
     }
   });
   await Promise.all(lanes);
@@ -319,7 +343,7 @@ function networkBestCaseS(evaluation: Evaluation): number {
 async function solveWithFallbacks(
   placement: PlacementMip,
   options: SearchOptions,
-  limits: { timeLimitS: number; stopWhenBoundAtLeast?: number; onProgress?: MipSolveOptions['onProgress']; haveIncumbent?: boolean },
+  limits: { timeLimitS: number; stopWhenBoundAtLeast?: number; onProgress?: MipSolveOptions['onProgress']; haveIncumbent?: boolean; randomSeed?: number; abort?: AbortSignal },
   faults: string[],
   fallbacksUsed: Set<string>,
   faultCounts: Map<MipBackend, number>,

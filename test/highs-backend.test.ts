@@ -1,0 +1,53 @@
+/**
+ * The HiGHS worker backend's controls the planner's MIP lanes rely on: an abort stops a solve
+ * in progress (it answers with what it has, and the answer passes the check), and the random seed
+ * is accepted.
+ */
+import { MipBuilder, type Mip } from '../src/formulation/mip';
+import { HighsWorkerBackend } from '../src/solve/highs-worker-backend';
+import { checkSolution } from '../src/solve/mip-backend';
+
+/** A market-split instance (Cornuéjols-Dawande): a few equality rows over 0/1 columns, notoriously hard for branch and bound. */
+function marketSplit(rows: number, cols: number, seed: number): Mip {
+  let state = seed;
+  const random = () => { state = (state * 1103515245 + 12345) % 2147483648; return state / 2147483648; };
+  const b = new MipBuilder();
+  const x = Array.from({ length: cols }, (_, j) => b.addColumn(`x${j}`, 0, 1, { integer: true }));
+  for (let i = 0; i < rows; i++) {
+    const a = x.map(() => Math.floor(random() * 100));
+    const rhs = Math.floor(a.reduce((sum, v) => sum + v, 0) / 2);
+    const over = b.addColumn(`over${i}`, 0, Infinity, { cost: 1 });
+    const under = b.addColumn(`under${i}`, 0, Infinity, { cost: 1 });
+    b.addRow(`split${i}`, [...x.map((c, j) => [c, a[j]!] as const), [over, 1], [under, -1]], rhs, rhs);
+  }
+  return b.build();
+}
+
+describe('HiGHS worker backend', () => {
+  const backend = new HighsWorkerBackend();
+  afterAll(async () => { await backend.close(); });
+
+  it('an abort stops a long solve early, and the answer still passes the check', async () => {
+    const mip = marketSplit(5, 40, 7);
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 300);
+    const started = Date.now();
+    const raw = await backend.solve(mip, { timeLimitS: 60, relativeGap: 0, abort: abort.signal, randomSeed: 2 });
+    // Without the abort this instance runs into the 60 s limit (measured: still open after 20 s).
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const solution = checkSolution('highs', mip, raw);
+    expect(['feasible', 'no-solution']).toContain(solution.status);
+    expect(solution.boundProven).toBe(true);
+  }, 30_000);
+
+  it('a signal aborted before the solve starts stops it at once; the next solve runs normally', async () => {
+    const abort = new AbortController();
+    abort.abort();
+    const started = Date.now();
+    await backend.solve(marketSplit(5, 40, 11), { timeLimitS: 60, relativeGap: 0, abort: abort.signal });
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const easy = marketSplit(1, 6, 3);
+    const solution = checkSolution('highs', easy, await backend.solve(easy, { timeLimitS: 20, relativeGap: 0 }));
+    expect(solution.status).toBe('optimal');
+  }, 30_000);
+});
