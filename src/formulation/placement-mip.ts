@@ -215,11 +215,12 @@ function addWindowClassExposureRows(cols: Columns, c: ConfigCoefficients, classe
     const members = choices.filter((ch) => inClass.has(ch.layout));
     if (members.length === 0) continue;
     const windows = layouts[0]!;
+    const stageWindows = c.stages.map((_, k) => [windows.backwardWindowS[k]!, windows.forwardWindowS[k]!] as const);
     // The most E_w can be: the big-M of the T rows below.
     let upper = 0;
     const Ew = b.addColumn(`dp_exposed_s[windows${w}]`, 0, Infinity);
     classes.forEach((cls, ci) => {
-      for (const j of undominatedStages(c, cls, (k) => [windows.backwardWindowS[k]!, windows.forwardWindowS[k]!])) {
+      for (const j of undominatedStages(c, cls, (k) => stageWindows[k]!)) {
         for (const [f, form] of exposureForms(c, windows.backwardWindowS[j]!, windows.forwardWindowS[j]!).entries()) {
           const a = form.share;
           upper = Math.max(upper, a * (c.ringMaxS[j]! + (cross ? cross.maxS + cross.latencyMaxS : 0)));
@@ -496,9 +497,10 @@ function addIntraSiteSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoeffi
  */
 function addExposureRows(cols: Columns, c: ConfigCoefficients, classes: readonly number[][], intra: readonly number[], spans: readonly number[] | undefined, cross: CrossSiteColumns | undefined): void {
   const { b, E } = cols;
+  const windows = c.stages.map((_, j) => largestWindows(c, j));
   classes.forEach((cls, ci) => {
-    for (const j of undominatedStages(c, cls, (k) => largestWindows(c, k))) {
-      const [windowB, windowF] = largestWindows(c, j);
+    for (const j of undominatedStages(c, cls, (k) => windows[k]!)) {
+      const [windowB, windowF] = windows[j]!;
       const forms = exposureForms(c, windowB, windowF);
       const maxIntra = c.ringMaxS[j]!;
       forms.forEach((form, f) => {
