@@ -46,8 +46,11 @@ describe('HiGHS worker backend', () => {
     const started = Date.now();
     await backend.solve(marketSplit(5, 40, 11), { timeLimitS: 60, relativeGap: 0, abort: abort.signal });
     expect(Date.now() - started).toBeLessThan(15_000);
-    const easy = marketSplit(1, 6, 3);
-    const solution = checkSolution('highs', easy, await backend.solve(easy, { timeLimitS: 20, relativeGap: 0 }));
+    // Small enough to finish, but its LP bound is 0 and its optimum 8: only branch and bound, with
+    // the interrupt callback called along the way, proves it. A stop flag left set would end it early.
+    const next = marketSplit(3, 12, 7);
+    const solution = checkSolution('highs', next, await backend.solve(next, { timeLimitS: 20, relativeGap: 0 }));
     expect(solution.status).toBe('optimal');
+    expect(solution.objective).toBeCloseTo(8, 6);
   }, 30_000);
 });

@@ -271,10 +271,16 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
   for (const layout of c.layouts) {
     if (!layout.fittingMicrobatches.some((m) => m >= k) || layout.maxReplicas < c.dp) continue;
     let linkStep = 0;
-    for (const [link, crossings] of layout.crossingsPerLink) linkStep = Math.max(linkStep, (c.dp * crossings * c.sendBytes) / c.linkBytesPerS[link]!);
+    // Fill and drain: the crossings routed over a link each take at least its step.
+    let fillSteps = 0;
+    for (const [link, crossings] of layout.crossingsPerLink) {
+      const step = (c.dp * crossings * c.sendBytes) / c.linkBytesPerS[link]!;
+      linkStep = Math.max(linkStep, step);
+      fillSteps = Math.max(fillSteps, 2 * crossings * step);
+    }
     // ZB-H1's short-pipeline gaps shrink as k grows, but never faster than k x maxStep grows: k is the least.
     const shortS = Math.max(0, c.config.pp - k) * layout.shortPipelineGapS;
-    const pipeline = k * Math.max(layout.maxStepS, linkStep) + layout.bubbleS + shortS + 2 * layout.crossingLatencyS + 2 * layout.crossings * linkStep;
+    const pipeline = k * Math.max(layout.maxStepS, linkStep) + layout.bubbleS + shortS + 2 * layout.crossingLatencyS + fillSteps;
     let exposed = 0;
     c.stages.forEach((_, j) => {
       // Every replica here: stage j's ring has all dp replicas at its site, past a pod if they overflow one.

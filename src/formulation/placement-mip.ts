@@ -159,7 +159,8 @@ function addPipelineTimeRows(cols: Columns, c: ConfigCoefficients): void {
     }
     for (const link of links) {
       const step = linkStep.get(link)!;
-      const crossings = ch.layout.crossings;
+      // Only the crossings routed over this link take at least its step (a hop takes its route's slowest link).
+      const crossings = ch.layout.crossingsPerLink.get(link)!;
       const bigM = (k + 2 * crossings) * b.columnUpper(step) + k * ch.layout.maxStepS + fixed;
       // Steady state at the slowest GPU stage; fill and drain cross the link 2 x crossings times.
       b.addRow(`pipeline_time_stage_bound[${name},link${link}]`,
@@ -287,8 +288,10 @@ function addCrossSiteSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoeffi
   const totalCross = c.crossGradientBytes.reduce((a, x) => a + x, 0);
   const narrowest = Math.min(...incident.filter((bw) => bw > 0));
   if (!Number.isFinite(narrowest)) return undefined;
-  // A ring over k sites sends 2(k - 1)/k < 2 times the bytes.
-  const maxS = (2 * totalCross) / narrowest;
+  // The most any row below asks of C: a ring over k sites sends 2(k - 1)/k < 2 times the bytes
+  // (F10 rows), and one class's bytes over a site's widest link (one-link rows).
+  const slowestWidest = Math.min(...c.siteWidestLinkBytesPerS.filter((bw) => bw > 0));
+  const maxS = Math.max((2 * totalCross) / narrowest, totalCross / slowestWidest);
   const column = b.addColumn('cross_site_sync_s', 0, maxS);
   const share = ringShareColumns(cols, scenario, participates, hosted);
   scenario.sites.forEach((site, s) => {

@@ -241,25 +241,33 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     const done = seed === undefined ? new AbortController() : inFlight.get(i)!.done;
     if (seed === undefined) inFlight.set(i, { position, coefficients, done, helped: false });
     const solved = await solveWithFallbacks(placement, mipOptions, { timeLimitS: remainingS, stopWhenBoundAtLeast: stopAt, onProgress: heartbeat, haveIncumbent: incumbent !== undefined, randomSeed: seed, abort: done.signal }, faults, fallbacksUsed, faultCounts);
-    // The first answer for this candidate stops any other solve of it.
-    done.abort();
-    inFlight.delete(i);
-    mipsSolved++;
-    if (!solved || !solved.solution.values) {
-      // Every backend failed or found nothing: keep the closed-form bound, and try the heuristic here.
-      const groups = greedyPlacement(scenario, coefficients);
-      if (groups) consider(toPlan(candidate.config, scenario, groups.map(asGroup)), 'heuristic');
-      if (!solved) return undefined;
+    // A conclusive answer (solved to the gap, infeasible, or bound past the threshold) stops the
+    // other copy of this MIP; a copy that merely failed or ran out of time leaves the other running.
+    const conclusive = solved !== undefined && (solved.solution.status === 'optimal' || solved.solution.status === 'infeasible'
+      || (stopAt !== undefined && solved.solution.boundProven && solved.solution.dualBound >= stopAt));
+    if (conclusive || seed === undefined) done.abort();
+    if (seed === undefined) { inFlight.delete(i); mipsSolved++; }
+    try {
+      if (!solved || !solved.solution.values) {
+        // Every backend failed or found nothing: keep the closed-form bound, and try the heuristic here.
+        const groups = greedyPlacement(scenario, coefficients);
+        if (groups) consider(toPlan(candidate.config, scenario, groups.map(asGroup)), 'heuristic');
+        if (!solved) return undefined;
+      }
+      const { solution, engine } = solved;
+      if (solution.status === 'infeasible') { noneFaster(); return undefined; }
+      if (solution.boundProven && Number.isFinite(solution.dualBound)) bounds[i] = Math.max(bounds[i]!, Math.min(fasterThanS, solution.dualBound - placement.tieBreakAllowanceS));
+      if (solution.values) adoptMipPlan(coefficients, placement, solution, engine);
+      if (!solvedMips.some((m) => m.index === i)) solvedMips.push({ index: i, coefficients });
+      report();
+      return undefined;
+    } finally {
+      stopSolvesNoLongerNeeded();
     }
-    const { solution, engine } = solved;
-    if (solution.status === 'infeasible') { noneFaster(); return undefined; }
-    if (solution.boundProven && Number.isFinite(solution.dualBound)) bounds[i] = Math.max(bounds[i]!, Math.min(fasterThanS, solution.dualBound - placement.tieBreakAllowanceS));
-    if (solution.values) adoptMipPlan(coefficients, placement, solution, engine);
-    // A better incumbent can prune candidates whose MIPs are still running: stop them.
-    for (const [j, f] of inFlight) if (bounds[j]! >= threshold()) f.done.abort();
-    if (!solvedMips.some((m) => m.index === i)) solvedMips.push({ index: i, coefficients });
-    report();
-    return undefined;
+  };
+  /** Stops MIPs still running whose candidate a better incumbent has pruned (or all, once feasibility mode has its plan). */
+  const stopSolvesNoLongerNeeded = () => {
+    for (const [j, f] of inFlight) if ((options.stopAtFirstFit && incumbent) || bounds[j]! >= threshold()) f.done.abort();
   };
   // Lanes: the first backend and each concurrent one take the next MIP in order as they free up
   // (HiGHS runs in worker threads, so two lanes use two cores). Incumbent and threshold are shared.
@@ -275,7 +283,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
       // Nothing left to start: help the in-flight MIP with the least bound, solving it again
       // with another random seed (measured: HiGHS's time to a good placement on the symmetric
       // 4-site MIPs varies several-fold with its path).
-      if (!incumbent) break;
+      if (!incumbent || (faultCounts.get(primary) ?? 0) >= 2) break;
       const open = [...inFlight.entries()].filter(([, f]) => !f.helped).sort((a, b) => bounds[a[0]]! - bounds[b[0]]!)[0];
       if (!open) break;
       open[1].helped = true;
@@ -350,6 +358,8 @@ async function solveWithFallbacks(
 ): Promise<{ solution: MipSolution; engine: string } | undefined> {
   let bestBound = -Infinity;
   for (let i = 0; i < options.backends.length; i++) {
+    // Once stopped on purpose, no fallback is wanted.
+    if (i > 0 && limits.abort?.aborted) break;
     const backend = options.backends[i]!;
     // A backend that has failed twice in this search is not asked again.
     if ((faultCounts.get(backend) ?? 0) >= 2 && i < options.backends.length - 1) continue;
@@ -358,6 +368,8 @@ async function solveWithFallbacks(
       const raw = await withHardLimit(backend.name, backend.solve(placement.mip, { ...limits, relativeGap: options.gap }), limits.timeLimitS + (options.backendGraceS ?? HARD_LIMIT_GRACE_S));
       const solution = checkSolution(backend.name, placement.mip, raw);
       if (solution.boundProven) bestBound = Math.max(bestBound, solution.dualBound);
+      // Stopped on purpose (the other copy answered, or the candidate was pruned): an answer, not a fault.
+      if (limits.abort?.aborted) return { solution, engine: backend.name };
       if (solution.status === 'no-solution') {
         // Stopped because its bound reached the pruning threshold: an answer, not a fault.
         if (limits.stopWhenBoundAtLeast !== undefined && solution.boundProven && solution.dualBound >= limits.stopWhenBoundAtLeast) return { solution, engine: backend.name };
