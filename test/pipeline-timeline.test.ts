@@ -103,9 +103,10 @@ describe('closed form against the simulation (property tests)', () => {
   });
 
   // Not within 2%: the 1F1B and ZB-H1 steady state stretches when a crossing's round trip outlasts the
-  // microbatches in flight after it (optimistic by up to 5%), and interleaved fill/drain pays the
+  // microbatches in flight after it (optimistic by up to 5.3%: the worst case of a grid over this
+  // domain is -5.31%, at 1F1B, p 2, m 31, forward share 0.4, latency and step 3%), and interleaved fill/drain pays the
   // chunk wraps' crossings fewer times than eq. 5.4 counts at small p and m (pessimistic).
-  it('cross-site crossings with latency and link step up to 3% of a stage step: from 5% optimistic to 20% pessimistic', () => {
+  it('cross-site crossings with latency and link step up to 3% of a stage step: from 5.5% optimistic to 20% pessimistic', () => {
     fc.assert(fc.property(
       scheduleCase, fc.integer({ min: 1, max: 11 }), fc.double({ min: 0, max: 0.03, noNaN: true }), fc.double({ min: 0, max: 0.03, noNaN: true }),
       ({ schedule, p, v, m, forwardShare }, cut, latencyS, stepS) => {
@@ -113,10 +114,10 @@ describe('closed form against the simulation (property tests)', () => {
         const hops: (PipelineHop & { virtualStage: number })[] = [];
         for (let q = 0; q + 1 < p * v; q++) if (site(q % p) !== site((q + 1) % p)) hops.push({ virtualStage: q, latencyS, stepS });
         const { error } = bothSpans(schedule, v, m, new Array<number>(p).fill(forwardShare), new Array<number>(p).fill(1 - forwardShare), hops);
-        expect(error).toBeGreaterThan(-0.05);
+        expect(error).toBeGreaterThan(-0.055);
         expect(error).toBeLessThan(0.2);
       },
-    ), { numRuns: 300 });
+    ), { numRuns: Number(process.env['PROPERTY_RUNS'] ?? 300) });
   });
 });
 

@@ -12,7 +12,7 @@ import type { MipBackend } from '../src/solve/mip-backend';
 import { defaultBackends, plan } from '../src/solve/plan';
 import type { PlanResult } from '../src/solve/plan-result';
 import { clone, readFixture } from './helpers/fixtures';
-import { GarbageBackend, HangingBackend, ThrowingBackend } from './helpers/faulty-backends';
+import { GarbageBackend, HangingBackend, SlowBackend, ThrowingBackend } from './helpers/faulty-backends';
 
 type Json = any; // scenario JSON mutated by the tests
 
@@ -69,6 +69,30 @@ describe.each(SMALL)('plan vs exhaustive search: %s', (name) => {
     expect(heuristic.evaluation!.predicted.iterationTimeS).toBeGreaterThanOrEqual(reference.evaluation!.predicted.iterationTimeS * (1 - TOLERANCE));
     expect(heuristic.bound.lowerBoundS).toBeLessThanOrEqual(reference.evaluation!.predicted.iterationTimeS * (1 + TOLERANCE));
   });
+});
+
+describe('MIP lanes', () => {
+  it('a free lane re-solves the MIP in flight, and its conclusive answer stops the slow copy', async () => {
+    const scenario = parseScenario(small('two-sites'));
+    const slow = new SlowBackend(new HighsWorkerBackend(), 20_000);
+    const fast = new HighsWorkerBackend();
+    try {
+      const started = Date.now();
+      const result = await plan(scenario, { timeLimitS: 60, baselines: false, heuristicSeeds: 0, backends: [slow, ...backends.slice(1)], concurrentBackends: [fast] });
+      // Without the stop, the slow lane's last answer alone would take 20 s.
+      expect(Date.now() - started).toBeLessThan(15_000);
+      expect(slow.calls).toBeGreaterThan(0);
+      expect(slow.aborted).toBeGreaterThan(0);
+      expect(result.solver.faults).toEqual([]);
+      expect(result.solver.fallbacksUsed).toEqual([]);
+      const optimum = exhaustiveSearch(scenario, FULL_SPACE).evaluation!.predicted.iterationTimeS;
+      const time = expectIndependentlyChecked(scenario, result);
+      expect(result.bound.lowerBoundS).toBeLessThanOrEqual(optimum * (1 + TOLERANCE));
+      expect((time - optimum) / time).toBeLessThanOrEqual(result.bound.gap + TOLERANCE);
+    } finally {
+      await Promise.all([slow.close(), fast.close()]);
+    }
+  }, 60_000);
 });
 
 describe('metamorphic relations of the planner', () => {

@@ -28,3 +28,25 @@ export class GarbageBackend implements MipBackend {
   }
   async close(): Promise<void> {}
 }
+
+/**
+ * A real backend whose answers arrive `delayMs` late unless the solve is stopped (aborted): a
+ * slow lane, to check that another lane's conclusive answer stops it.
+ */
+export class SlowBackend implements MipBackend {
+  readonly name: string;
+  calls = 0;
+  aborted = 0;
+  constructor(private readonly inner: MipBackend, private readonly delayMs: number) { this.name = `slow ${inner.name}`; }
+  async solve(mip: Mip, options: Parameters<MipBackend['solve']>[1]): Promise<MipSolution> {
+    this.calls++;
+    const answer = await this.inner.solve(mip, options);
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, this.delayMs);
+      options.abort?.addEventListener('abort', () => { this.aborted++; clearTimeout(timer); resolve(); });
+      if (options.abort?.aborted) { this.aborted++; clearTimeout(timer); resolve(); }
+    });
+    return answer;
+  }
+  async close(): Promise<void> { await this.inner.close(); }
+}
