@@ -5,7 +5,7 @@
  */
 import { Worker } from 'worker_threads';
 import { MipBuilder, type Mip } from '../formulation/mip';
-import { solveMipWithHighs } from './highs-solve';
+import { arrayBuffersOf, solveMipWithHighs, toHighsArrays } from './highs-solve';
 import { BackendFault, type MipBackend, type MipSolution, type MipSolveOptions } from './mip-backend';
 
 /** Seconds a worker may overrun its HiGHS time limit before it is killed. */
@@ -44,7 +44,8 @@ export class HighsWorkerBackend implements MipBackend {
   warmUp(): void {
     if (this.fresh || this.worker) return;
     const worker = this.spawn();
-    worker.postMessage({ request: { mip: warmUpMip(), timeLimitS: 2, relativeGap: 0 }, warmUp: true });
+    const model = toHighsArrays(warmUpMip());
+    worker.postMessage({ request: { model, timeLimitS: 2, relativeGap: 0 }, warmUp: true }, arrayBuffersOf(model));
   }
 
   async solve(mip: Mip, options: MipSolveOptions): Promise<MipSolution> {
@@ -108,9 +109,11 @@ export class HighsWorkerBackend implements MipBackend {
       worker.on('exit', onExit);
       if (options.abort?.aborted) stop();
       else options.abort?.addEventListener('abort', stop);
+      // Transferred, not cloned: the arrays are built for this message alone.
+      const model = toHighsArrays(mip);
       worker.postMessage({ request: {
-        mip, timeLimitS: options.timeLimitS, relativeGap: options.relativeGap, stopWhenBoundAtLeast: options.stopWhenBoundAtLeast, randomSeed: options.randomSeed,
-      } });
+        model, timeLimitS: options.timeLimitS, relativeGap: options.relativeGap, stopWhenBoundAtLeast: options.stopWhenBoundAtLeast, randomSeed: options.randomSeed,
+      } }, arrayBuffersOf(model));
     });
   }
 }
