@@ -17,7 +17,7 @@ type Json = any; // scenario JSON mutated below
 
 const TOLERANCE = 1e-9;
 
-/** The small fixtures, plus variants that make stages span sites (forced spanning, F10b, F10d) and rings longer (F14b). */
+/** The small fixtures, plus variants that make stages span sites (forced spanning, F10b, F10d), rings longer (F14b) and sites spill out of pods (F12). */
 function scenarios(): [string, Scenario][] {
   const list: [string, Scenario][] = (['one-site', 'two-sites', 'three-heterogeneous', 'moe-two-sites'] as const)
     .map((name) => [name, parseScenario(readFixture(`small/${name}`), name)]);
@@ -33,6 +33,11 @@ function scenarios(): [string, Scenario][] {
   wide.training.globalBatchSeqs = 64;
   wide.search = { tp: [1], pp: [1, 2], microBatchSeqs: [1] };
   list.push(['one site, 64 GPUs, tp 1', parseScenario(wide, 'wide')]);
+  // The same in pods of 16 GPUs with 4:1 oversubscription between them (F12, pod rows of F14/F14b).
+  const pods: Json = clone(wide);
+  pods.cluster.sites[0].podGpus = 16;
+  pods.cluster.sites[0].podOversubscription = 4;
+  list.push(['one site, 64 GPUs in pods of 16, 4:1', parseScenario(pods, 'pods')]);
   return list;
 }
 
