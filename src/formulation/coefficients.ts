@@ -252,6 +252,20 @@ export function computeCoefficients(
   };
 }
 
+/**
+ * Stage j's largest backward and forward compute windows over the candidate's layouts: the most
+ * sync any replica group could hide behind its compute, so bounds that use them hold for every group.
+ */
+export function largestWindowsS(c: ConfigCoefficients, j: number): [number, number] {
+  let backwardS = -Infinity;
+  let forwardS = -Infinity;
+  for (const l of c.layouts) {
+    backwardS = Math.max(backwardS, l.backwardWindowS[j]!);
+    forwardS = Math.max(forwardS, l.forwardWindowS[j]!);
+  }
+  return [backwardS, forwardS];
+}
+
 /** The cost model's exposed sync for this candidate's ZeRO stage and overlap setting. */
 const exposureOf = (c: ConfigCoefficients, syncS: number, backwardWindowS: number, forwardWindowS: number): number =>
   exposedSyncS(c.config, c.overlapDp, syncS, backwardWindowS, forwardWindowS);
@@ -301,12 +315,7 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
     let leastSpanExposure = Infinity;
     let inSiteExposure = 0;
     c.stages.forEach((_, j) => {
-      let windowB = -Infinity;
-      let windowF = -Infinity;
-      for (const l of c.layouts) {
-        windowB = Math.max(windowB, l.backwardWindowS[j]!);
-        windowF = Math.max(windowF, l.forwardWindowS[j]!);
-      }
+      const [windowB, windowF] = largestWindowsS(c, j);
       const sync = c.intraSyncSpreadS[j]! + c.crossGradientBytes[j]! / widest + 2 * c.minLinkLatencyS;
       leastSpanExposure = Math.min(leastSpanExposure, exposureOf(c, sync, windowB, windowF));
       inSiteExposure = Math.max(inSiteExposure, exposureOf(c, c.intraSyncSpreadS[j]!, windowB, windowF));
@@ -347,7 +356,7 @@ export function forcedSpanningLowerBound(c: ConfigCoefficients, siteGpus: readon
   const crossS = Math.max(largestHopBytes / widest, hopBytes / allLinksBothWays) + 2 * (sites - 1) * c.minLinkLatencyS;
   let exposed = 0;
   c.stages.forEach((_, j) => {
-    const [windowB, windowF] = [Math.max(...c.layouts.map((l) => l.backwardWindowS[j]!)), Math.max(...c.layouts.map((l) => l.forwardWindowS[j]!))];
+    const [windowB, windowF] = largestWindowsS(c, j);
     exposed = Math.max(exposed, exposureOf(c, c.intraSyncSpreadS[j]! + crossS, windowB, windowF));
   });
   return pipelineBoundS + exposed + c.optimizerS;

@@ -4,7 +4,7 @@
  * that the iteration time bound T is least. One function per constraint family, named for what
  * it bounds; each cites its equation (F1-F11) in docs/formulation.md.
  */
-import type { ConfigCoefficients, LayoutCoefficients } from './coefficients';
+import { largestWindowsS, type ConfigCoefficients, type LayoutCoefficients } from './coefficients';
 import { MipBuilder, type Mip } from './mip';
 import type { Scenario } from '../model/scenario';
 import { routeLatencyS } from '../model/cross-site';
@@ -500,7 +500,7 @@ function addIntraSiteSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoeffi
  */
 function addExposureRows(cols: Columns, c: ConfigCoefficients, classes: readonly number[][], intra: readonly number[], spans: readonly number[] | undefined, cross: CrossSiteColumns | undefined): void {
   const { b, E } = cols;
-  const windows = c.stages.map((_, j) => largestWindows(c, j));
+  const windows = c.stages.map((_, j) => largestWindowsS(c, j));
   classes.forEach((cls, ci) => {
     for (const j of undominatedStages(c, cls, (k) => windows[k]!)) {
       const [windowB, windowF] = windows[j]!;
@@ -515,10 +515,6 @@ function addExposureRows(cols: Columns, c: ConfigCoefficients, classes: readonly
     }
   });
 }
-
-/** Stage j's largest backward and forward compute windows over the layouts (F11's windows). */
-const largestWindows = (c: ConfigCoefficients, j: number): [number, number] =>
-  [Math.max(...c.layouts.map((l) => l.backwardWindowS[j]!)), Math.max(...c.layouts.map((l) => l.forwardWindowS[j]!))];
 
 /**
  * The stages of a class whose exposure rows can bind. Stages of one class share their hosting,

@@ -192,14 +192,25 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   // (F0), then in refined-bound order (session 3, measured with two MIP lanes: MoE 4-site 27.7% ->
   // 20.4%, the others unchanged within noise; in session 2, with one lane and before F10b-F14b,
   // this order had lost the 4-site 405B row's gap). The greedy placements of the best refined first.
-  const choiceCount = (i: number) => refinedCoefficients.get(i)!.layouts.reduce((sum, l) => sum + l.fittingMicrobatches.length, 0);
-  const mipOrder = [...refinedCoefficients.keys()].sort((a, b) => Number(choiceCount(a) > SMALL_MIP_CHOICES) - Number(choiceCount(b) > SMALL_MIP_CHOICES) || bounds[a]! - bounds[b]! || a - b);
+  const isLarge = new Map([...refinedCoefficients].map(([i, c]) => [i, c.layouts.reduce((sum, l) => sum + l.fittingMicrobatches.length, 0) > SMALL_MIP_CHOICES]));
+  const mipOrder = [...refinedCoefficients.keys()].sort((a, b) => Number(isLarge.get(a)) - Number(isLarge.get(b)) || bounds[a]! - bounds[b]! || a - b);
   const refinedGreedy: PlanSpec[] = [];
   for (const i of [...mipOrder].sort((a, b) => bounds[a]! - bounds[b]!).slice(0, seeds)) {
     const groups = greedyPlacement(scenario, refinedCoefficients.get(i)!);
     if (groups) refinedGreedy.push(toPlan(candidates[i]!.config, scenario, groups.map(asGroup)));
   }
   considerBestFirst(refinedGreedy, 'heuristic');
+
+  /** No placement of candidate i is faster than `fasterThanS` (none at all when it is infinite). */
+  const noneFaster = (i: number, fasterThanS: number) => {
+    if (Number.isFinite(fasterThanS)) bounds[i] = Math.max(bounds[i]!, fasterThanS);
+    else { bounds[i] = Infinity; tally(reasons, 'no placement fits the GPUs and the batch'); }
+  };
+  /** What a MIP built with F0 at `fasterThanS` proves about candidate i: its dual bound, capped there (F0). */
+  const recordMipBound = (i: number, fasterThanS: number, placement: PlacementMip, solution: MipSolution) => {
+    if (solution.status === 'infeasible') noneFaster(i, fasterThanS);
+    else if (solution.boundProven && Number.isFinite(solution.dualBound)) bounds[i] = Math.max(bounds[i]!, Math.min(fasterThanS, solution.dualBound - placement.tieBreakAllowanceS));
+  };
 
   /** Candidates whose MIP is being solved: a free lane may solve the same MIP with another seed. */
   const inFlight = new Map<number, { readonly position: number; readonly coefficients: ConfigCoefficients; readonly done: AbortController; helped: boolean }>();
@@ -218,12 +229,8 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     // Only placements faster than the threshold matter: slower (layout, microbatch) choices are left
     // out (F0), so an answer bounds this candidate by min(its dual bound, the threshold).
     const fasterThanS = threshold();
-    const noneFaster = () => {
-      if (Number.isFinite(fasterThanS)) bounds[i] = Math.max(bounds[i]!, fasterThanS);
-      else { bounds[i] = Infinity; tally(reasons, 'no placement fits the GPUs and the batch'); }
-    };
     const placement = buildPlacementMip(scenario, coefficients, bounds[i]!, fasterThanS);
-    if (!placement) { noneFaster(); return undefined; }
+    if (!placement) { noneFaster(i, fasterThanS); return undefined; }
     // One MIP may use a fifth of what is left (at least 0.25 s), so a hard one cannot starve the
     // rest; with fewer than five MIPs to go, an equal share of what is left.
     const leftS = (deadline - Date.now()) / 1000;
@@ -255,8 +262,8 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
         if (!solved) return undefined;
       }
       const { solution, engine } = solved;
-      if (solution.status === 'infeasible') { noneFaster(); return undefined; }
-      if (solution.boundProven && Number.isFinite(solution.dualBound)) bounds[i] = Math.max(bounds[i]!, Math.min(fasterThanS, solution.dualBound - placement.tieBreakAllowanceS));
+      recordMipBound(i, fasterThanS, placement, solution);
+      if (solution.status === 'infeasible') return undefined;
       if (solution.values) adoptMipPlan(coefficients, placement, solution, engine);
       if (!solvedMips.some((m) => m.index === i)) solvedMips.push({ index: i, coefficients });
       report();
@@ -303,15 +310,12 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     if (bounds[entry.index]! >= stopAt) continue;
     // Rebuilt with today's threshold: the incumbent has usually improved, so fewer choices remain (F0).
     const placement = buildPlacementMip(scenario, entry.coefficients, bounds[entry.index]!, stopAt);
-    if (!placement) { bounds[entry.index] = Math.max(bounds[entry.index]!, stopAt); continue; }
+    if (!placement) { noneFaster(entry.index, stopAt); continue; }
     const solved = await solveWithFallbacks(placement, { ...options, gap: options.gap / 4 },
       { timeLimitS: Math.max(0.05, (deadline - Date.now()) / 1000), stopWhenBoundAtLeast: stopAt, haveIncumbent: incumbent !== undefined }, faults, fallbacksUsed, faultCounts);
     if (!solved) continue;
     const { solution, engine } = solved;
-    if (solution.status === 'infeasible') { bounds[entry.index] = Math.max(bounds[entry.index]!, stopAt); continue; }
-    if (solution.boundProven && Number.isFinite(solution.dualBound)) {
-      bounds[entry.index] = Math.max(bounds[entry.index]!, Math.min(stopAt, solution.dualBound - placement.tieBreakAllowanceS));
-    }
+    recordMipBound(entry.index, stopAt, placement, solution);
     if (solution.values) adoptMipPlan(entry.coefficients, placement, solution, engine);
     report();
   }
