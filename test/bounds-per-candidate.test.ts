@@ -38,14 +38,24 @@ function scenarios(): [string, Scenario][] {
   pods.cluster.sites[0].podGpus = 16;
   pods.cluster.sites[0].podOversubscription = 4;
   list.push(['one site, 64 GPUs in pods of 16, 4:1', parseScenario(pods, 'pods')]);
+  // Three equal sites in a chain, every GPU used by dp 3 x pp 4: a middle stage of all three
+  // replicas would bring half of each pipeline to one site (6 GPUs of its 4), so the one-cut
+  // layouts force stages 1 and 2 to span sites (forced spanning's second argument).
+  const full: Json = clone(readFixture('small/three-heterogeneous'));
+  for (const site of full.cluster.sites) site.gpuType = 'H100-SXM';
+  full.training.globalBatchSeqs = 6;
+  full.search = { tp: [1], pp: [4], microBatchSeqs: [1], schedules: ['1f1b'], recompute: ['none'], zero: [1] };
+  list.push([FULL_SITES, parseScenario(full, 'full')]);
   return list;
 }
+
+const FULL_SITES = 'three equal sites, all GPUs used';
 
 let highs: HighsWorkerBackend;
 beforeAll(() => { highs = new HighsWorkerBackend(); });
 afterAll(async () => { await highs.close(); });
 
-describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\'s exhaustive optimum: %s', (_name, scenario) => {
+describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\'s exhaustive optimum: %s', (name, scenario) => {
   const visited: { candidate: Candidate; leastS: number }[] = [];
   const result = exhaustiveSearch(scenario, FULL_SPACE, 120, (candidate, leastS) => visited.push({ candidate, leastS }));
 
@@ -57,6 +67,7 @@ describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\
   it('quick, outer, capacity and forced-spanning bounds are at most the least time', () => {
     const siteGpus = scenario.sites.map((s) => s.gpus);
     let checked = 0;
+    let spanningBinds = 0;
     for (const { candidate, leastS } of visited) {
       if (!Number.isFinite(leastS)) continue;
       const c = candidate.coefficients();
@@ -69,9 +80,12 @@ describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\
       for (const [name, bound] of Object.entries(bounds)) {
         if (bound > leastS * (1 + TOLERANCE)) throw new Error(`${name} bound ${bound} > least time ${leastS} for ${JSON.stringify(candidate.config)} dp ${candidate.dp}`);
       }
+      if (bounds.forcedSpanning > bounds.quick) spanningBinds++;
       checked++;
     }
     expect(checked).toBeGreaterThan(0);
+    // The scenario built for it exercises forced spanning (so a wrong bound there would show).
+    if (name === FULL_SITES) expect(spanningBinds).toBeGreaterThan(0);
   });
 
   it('the placement MIP solved to optimality never exceeds the least time', async () => {

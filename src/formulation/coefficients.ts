@@ -326,40 +326,58 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
 }
 
 /**
- * Forced-spanning bound (docs/formulation.md §4): stage j of all dp replicas needs dp x tp x cp
- * GPUs, so it is hosted on at least k_j sites, the fewest whose GPUs (largest first) hold that
- * many. Every stage with k_j >= 2 spans sites in every placement, and pays the cross-site phase:
- * its ring over k_j or more sites sends 2(k_j - 1)/k_j of its bytes on each hop (at most the
- * widest link's speed), the rings' hops together put sum k_j 2(k_j - 1)/k_j bytes_j on link
- * directions (at most all links' capacity both ways), and their hop latencies add up to at least
- * 2 (k - 1) x the shortest link latency. With the in-site ring over ceil(dp / sites) replicas
- * (intraSyncSpreadS) and each stage's largest windows, the exposed sync of the worst such stage,
- * on top of every placement's pipeline bound, bounds the iteration. -Infinity when no stage must span.
+ * Forced-spanning bound (docs/formulation.md §4): stage j of all dp replicas is hosted on at least
+ * k_j sites in every placement, where k_j is the larger of
+ * - the fewest sites whose GPUs (largest first) hold dp x tp x cp, the stage alone; and
+ * - 2 when no site s could host stage j alone: every replica would then run a layout with stage j
+ *   at s, so s would hold at least dp x (the fewest GPUs any such layout puts at s), since a layout's
+ *   run of stages at s around j comes with it (with one cut per replica, a middle stage brings half
+ *   the pipeline).
+ * Every stage with k_j >= 2 pays the cross-site phase: its ring sends 2(k_j - 1)/k_j of its bytes on
+ * each hop (at most the widest link's speed), the rings' hops together put sum k_j 2(k_j - 1)/k_j
+ * bytes_j on link directions (at most all links' capacity both ways), and the hop latencies add up
+ * to at least 2 (k - 1) x the shortest link latency. With the in-site ring over ceil(dp / sites)
+ * replicas (intraSyncSpreadS) and each stage's largest windows, the exposed sync of the worst such
+ * stage, on top of every placement's pipeline bound, bounds the iteration. -Infinity when no stage
+ * must span.
  */
 export function forcedSpanningLowerBound(c: ConfigCoefficients, siteGpus: readonly number[], pipelineBoundS: number): number {
   const largestFirst = [...siteGpus].sort((a, b) => b - a);
   const need = c.dp * c.config.tp * c.config.cp;
   let held = 0;
-  let sites = 0;
-  while (sites < largestFirst.length && held < need) held += largestFirst[sites++]!;
+  let sitesForAnyStage = 0;
+  while (sitesForAnyStage < largestFirst.length && held < need) held += largestFirst[sitesForAnyStage++]!;
   const widest = Math.max(0, ...c.siteWidestLinkBytesPerS);
   const allLinksBothWays = c.linkBytesPerS.reduce((sum, bw) => sum + 2 * bw, 0);
-  if (sites < 2 || held < need || widest <= 0 || allLinksBothWays <= 0) return -Infinity;
-  // Every stage needs the same GPUs, so every stage spans at least `sites` sites.
-  const share = (2 * (sites - 1)) / sites;
+  if (held < need || widest <= 0 || allLinksBothWays <= 0 || siteGpus.length < 2) return -Infinity;
+  const sitesOfStage = c.stages.map((_, j) => Math.max(sitesForAnyStage, canHostAlone(c, siteGpus, j) ? 1 : 2));
+  if (sitesOfStage.every((k) => k < 2)) return -Infinity;
   let largestHopBytes = 0;
   let hopBytes = 0;
-  for (const bytes of c.crossGradientBytes) {
-    largestHopBytes = Math.max(largestHopBytes, share * bytes);
-    hopBytes += sites * share * bytes;
-  }
-  const crossS = Math.max(largestHopBytes / widest, hopBytes / allLinksBothWays) + 2 * (sites - 1) * c.minLinkLatencyS;
+  let mostSites = 2;
+  sitesOfStage.forEach((k, j) => {
+    if (k < 2) return;
+    const share = (2 * (k - 1)) / k;
+    largestHopBytes = Math.max(largestHopBytes, share * c.crossGradientBytes[j]!);
+    hopBytes += k * share * c.crossGradientBytes[j]!;
+    mostSites = Math.max(mostSites, k);
+  });
+  const crossS = Math.max(largestHopBytes / widest, hopBytes / allLinksBothWays) + 2 * (mostSites - 1) * c.minLinkLatencyS;
   let exposed = 0;
   c.stages.forEach((_, j) => {
     const [windowB, windowF] = largestWindowsS(c, j);
-    exposed = Math.max(exposed, exposureOf(c, c.intraSyncSpreadS[j]! + crossS, windowB, windowF));
+    exposed = Math.max(exposed, exposureOf(c, c.intraSyncSpreadS[j]! + (sitesOfStage[j]! >= 2 ? crossS : 0), windowB, windowF));
   });
   return pipelineBoundS + exposed + c.optimizerS;
+}
+
+/** Whether some site could hold stage j of all dp replicas: dp x the fewest GPUs a layout with stage j there puts at it. */
+function canHostAlone(c: ConfigCoefficients, siteGpus: readonly number[], j: number): boolean {
+  return siteGpus.some((gpus, s) => {
+    let fewest = Infinity;
+    for (const l of c.layouts) if (l.layout.stageSite[j] === s) fewest = Math.min(fewest, l.gpusPerSite.get(s)!);
+    return c.dp * fewest <= gpus;
+  });
 }
 
 /**

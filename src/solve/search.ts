@@ -12,6 +12,7 @@ import type { PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { enumerateCandidates } from './candidates';
 import { greedyPlacement, type GreedyGroup } from './heuristic';
+import { polishPlacement } from './placement-polish';
 import { checkMipPlan } from './independent-check';
 import { BackendFault, checkSolution, type MipBackend, type MipSolution, type MipSolveOptions } from './mip-backend';
 import { chooseNetworkSettings } from './network-post-solver';
@@ -56,6 +57,8 @@ interface Incumbent {
 const HEURISTIC_SEEDS = 20;
 /** MIPs with at most this many (layout, microbatch) choices solve in milliseconds: they go first. */
 const SMALL_MIP_CHOICES = 40;
+/** Cost-model evaluations one placement polish may spend (about 0.2-0.6 ms each). */
+const POLISH_EVALUATIONS = 300;
 /** Seconds any backend may overrun its time limit before the planner gives up on it. */
 const HARD_LIMIT_GRACE_S = 5;
 
@@ -161,6 +164,16 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     const evaluation = evaluateLayout(scenario, layOutPlan(scenario, plan));
     checkMipPlan(scenario, placement, solution.values!, solution.boundProven ? solution.dualBound - placement.tieBreakAllowanceS : -Infinity, evaluation, coefficients.sendBytes);
     consider(plan, engine, evaluation);
+    // The MIP thought this placement beats the incumbent, the cost model disagrees by more than
+    // the target gap: its rings share links the MIP saw as spread (§4, placement polish).
+    const mipS = solution.objective ?? Infinity;
+    const timeS = evaluation.predicted.iterationTimeS;
+    if (!evaluation.fitsResources || !(timeS > mipS * (1 + options.gap)) || (incumbent && mipS >= incumbent.evaluation.predicted.iterationTimeS)) return;
+    const start = placement.choices
+      .map((choice) => ({ layout: choice.layout, microbatches: choice.microbatches, replicas: Math.round(solution.values![choice.replicasColumn]!) }))
+      .filter((g) => g.replicas > 0);
+    const polished = polishPlacement(scenario, coefficients, start, POLISH_EVALUATIONS);
+    if (polished && polished.moves > 0) consider(polished.plan, `${engine} + cost-model polish`, polished.evaluation);
   };
   const solvedMips: { index: number; coefficients: ConfigCoefficients }[] = [];
   // A candidate is pruned once its bound reaches the threshold: the incumbent less the target gap,
