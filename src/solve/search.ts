@@ -214,6 +214,13 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   }
   considerBestFirst(refinedGreedy, 'heuristic');
 
+  /** The greedy placement of candidate i, polished on the cost model, as a heuristic plan. */
+  const polishGreedy = (i: number, coefficients: ConfigCoefficients) => {
+    const groups = greedyPlacement(scenario, coefficients);
+    if (!groups) return;
+    const polished = polishPlacement(scenario, coefficients, groups, POLISH_EVALUATIONS);
+    if (polished) consider(polished.plan, polished.moves > 0 ? 'heuristic + cost-model polish' : 'heuristic', polished.evaluation);
+  };
   /** No placement of candidate i is faster than `fasterThanS` (none at all when it is infinite). */
   const noneFaster = (i: number, fasterThanS: number) => {
     if (Number.isFinite(fasterThanS)) bounds[i] = Math.max(bounds[i]!, fasterThanS);
@@ -260,7 +267,12 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     const mipOptions = { ...options, gap: holdsBound ? options.gap / 4 : options.gap, backends: seed === undefined ? [primary, ...options.backends.slice(1)] : [primary] };
     const done = seed === undefined ? new AbortController() : inFlight.get(i)!.done;
     if (seed === undefined) inFlight.set(i, { position, coefficients, done, helped: false });
-    const solved = await solveWithFallbacks(placement, mipOptions, { timeLimitS: remainingS, stopWhenBoundAtLeast: stopAt, onProgress: heartbeat, haveIncumbent: incumbent !== undefined, randomSeed: seed, abort: done.signal }, faults, fallbacksUsed, faultCounts);
+    const solving = solveWithFallbacks(placement, mipOptions, { timeLimitS: remainingS, stopWhenBoundAtLeast: stopAt, onProgress: heartbeat, haveIncumbent: incumbent !== undefined, randomSeed: seed, abort: done.signal }, faults, fallbacksUsed, faultCounts);
+    // While HiGHS works on a large MIP in its worker, this thread polishes the candidate's greedy
+    // placement on the cost model (§4, placement polish): a second start that the MIP's view of
+    // cross-site rings cannot mislead.
+    if (seed === undefined && isLarge.get(i)) { polishGreedy(i, coefficients); stopSolvesNoLongerNeeded(); }
+    const solved = await solving;
     // A conclusive answer (solved to the gap, infeasible, or bound past the threshold) stops the
     // other copy of this MIP; a copy that merely failed or ran out of time leaves the other running.
     const conclusive = solved !== undefined && (solved.solution.status === 'optimal' || solved.solution.status === 'infeasible'
