@@ -1,0 +1,50 @@
+/**
+ * The greedy heuristic (src/solve/heuristic.ts): its placements hold exactly dp replicas and the
+ * whole batch, fit the sites' GPUs and memory, and share microbatches by speed on heterogeneous
+ * sites.
+ */
+import { ROWS, scenarioFor } from '../bench/plan-scaling-scenarios';
+import { FULL_SPACE, toPlan } from '../src/formulation/search-space';
+import { evaluateLayout } from '../src/model/evaluate';
+import { layOutPlan } from '../src/model/placement';
+import { parseScenario, type Scenario } from '../src/model/scenario';
+import { enumerateCandidates } from '../src/solve/candidates';
+import { greedyPlacement, type GreedyGroup } from '../src/solve/heuristic';
+import { readFixture } from './helpers/fixtures';
+
+const evaluateGroups = (scenario: Scenario, config: Parameters<typeof toPlan>[0], groups: readonly GreedyGroup[]) =>
+  evaluateLayout(scenario, layOutPlan(scenario, toPlan(config, scenario, groups.map((g) => ({ layout: g.layout.layout, microbatches: g.microbatches, replicas: g.replicas })))));
+
+describe('greedy placement', () => {
+  it.each(['two-sites', 'three-heterogeneous', 'moe-two-sites'])('places dp replicas and the whole batch within the sites (%s)', (name) => {
+    const scenario = parseScenario(readFixture(`small/${name}`), name);
+    let placed = 0;
+    for (const candidate of enumerateCandidates(scenario, FULL_SPACE)) {
+      const c = candidate.coefficients();
+      const groups = greedyPlacement(scenario, c);
+      if (!groups) continue;
+      placed++;
+      expect(groups.reduce((sum, g) => sum + g.replicas, 0)).toBe(c.dp);
+      expect(groups.reduce((sum, g) => sum + g.replicas * g.microbatches, 0)).toBe(c.totalMicrobatches);
+      for (const g of groups) {
+        expect(g.replicas).toBeGreaterThan(0);
+        expect(g.layout.fittingMicrobatches).toContain(g.microbatches);
+      }
+      expect(evaluateGroups(scenario, c.config, groups).fitsResources).toBe(true);
+    }
+    expect(placed).toBeGreaterThan(0);
+  });
+
+  it('gives faster GPUs more microbatches (3-site bench row: H100, A100, B200)', () => {
+    const scenario = scenarioFor(ROWS.find((r) => r.sites.length === 3)!);
+    const candidate = enumerateCandidates(scenario, FULL_SPACE).find((x) => x.config.pp === 1 && x.config.tp === 8 && x.dp === 640
+      && x.config.recompute === 'none' && x.config.microBatchSeqs === 1)!;
+    const c = candidate.coefficients();
+    const groups = greedyPlacement(scenario, c)!;
+    const byGpu = (type: string) => groups.filter((g) => scenario.sites[g.layout.layout.sites[0]!]!.gpu.name === type).map((g) => g.microbatches);
+    // 1,024 microbatches over 640 replicas: equal shares are impossible; the B200s take the most.
+    expect(Math.min(...byGpu('B200'))).toBeGreaterThanOrEqual(Math.max(...byGpu('H100-SXM')));
+    expect(Math.min(...byGpu('H100-SXM'))).toBeGreaterThanOrEqual(Math.max(...byGpu('A100-80GB')));
+    expect(Math.max(...byGpu('B200'))).toBeGreaterThan(Math.min(...byGpu('A100-80GB')));
+  });
+});
