@@ -333,8 +333,9 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
  *   at s, so s would hold at least dp x (the fewest GPUs any such layout puts at s), since a layout's
  *   run of stages at s around j comes with it (with one cut per replica, a middle stage brings half
  *   the pipeline).
- * Every stage with k_j >= 2 pays the cross-site phase: its ring sends 2(k_j - 1)/k_j of its bytes on
- * each hop (at most the widest link's speed), the rings' hops together put sum k_j 2(k_j - 1)/k_j
+ * Stages of one class (stageClasses) share their sites, so they span together, and their rings'
+ * hops carry the class's bytes together. Every stage with k_j >= 2 pays the cross-site phase: its
+ * class's ring sends 2(k_j - 1)/k_j of the class's bytes on each hop (at most the widest link's speed), the rings' hops together put sum k_j 2(k_j - 1)/k_j
  * bytes_j on link directions (at most all links' capacity both ways), and the hop latencies add up
  * to at least 2 (k - 1) x the shortest link latency. With the in-site ring over ceil(dp / sites)
  * replicas (intraSyncSpreadS) and each stage's largest windows, the exposed sync of the worst such
@@ -350,18 +351,23 @@ export function forcedSpanningLowerBound(c: ConfigCoefficients, siteGpus: readon
   const widest = Math.max(0, ...c.siteWidestLinkBytesPerS);
   const allLinksBothWays = c.linkBytesPerS.reduce((sum, bw) => sum + 2 * bw, 0);
   if (held < need || widest <= 0 || allLinksBothWays <= 0 || siteGpus.length < 2) return -Infinity;
-  const sitesOfStage = c.stages.map((_, j) => Math.max(sitesForAnyStage, canHostAlone(c, siteGpus, j) ? 1 : 2));
-  if (sitesOfStage.every((k) => k < 2)) return -Infinity;
+  // A class's stages share their sites (stageClasses): one that must span makes all of them span,
+  // over the same ring, so each hop carries the class's bytes together.
+  const sitesOfStage = c.stages.map(() => sitesForAnyStage);
   let largestHopBytes = 0;
   let hopBytes = 0;
   let mostSites = 2;
-  sitesOfStage.forEach((k, j) => {
-    if (k < 2) return;
+  for (const cls of stageClasses(c)) {
+    const k = Math.max(sitesForAnyStage, cls.every((j) => canHostAlone(c, siteGpus, j)) ? 1 : 2);
+    if (k < 2) continue;
+    for (const j of cls) sitesOfStage[j] = k;
     const share = (2 * (k - 1)) / k;
-    largestHopBytes = Math.max(largestHopBytes, share * c.crossGradientBytes[j]!);
-    hopBytes += k * share * c.crossGradientBytes[j]!;
+    const bytes = cls.reduce((sum, j) => sum + c.crossGradientBytes[j]!, 0);
+    largestHopBytes = Math.max(largestHopBytes, share * bytes);
+    hopBytes += k * share * bytes;
     mostSites = Math.max(mostSites, k);
-  });
+  }
+  if (sitesOfStage.every((k) => k < 2)) return -Infinity;
   const crossS = Math.max(largestHopBytes / widest, hopBytes / allLinksBothWays) + 2 * (mostSites - 1) * c.minLinkLatencyS;
   let exposed = 0;
   c.stages.forEach((_, j) => {
@@ -369,6 +375,21 @@ export function forcedSpanningLowerBound(c: ConfigCoefficients, siteGpus: readon
     exposed = Math.max(exposed, exposureOf(c, c.intraSyncSpreadS[j]! + (sitesOfStage[j]! >= 2 ? crossS : 0), windowB, windowF));
   });
   return pipelineBoundS + exposed + c.optimizerS;
+}
+
+/**
+ * Stage classes: stages that every layout places on the same site. A class's stages are hosted
+ * by the same sites in every placement, so their gradient rings take the same links.
+ */
+export function stageClasses(c: ConfigCoefficients): number[][] {
+  const byKey = new Map<string, number[]>();
+  c.stages.forEach((_, j) => {
+    const key = c.layouts.map((l) => l.layout.stageSite[j]).join(',');
+    const list = byKey.get(key) ?? [];
+    list.push(j);
+    byKey.set(key, list);
+  });
+  return [...byKey.values()];
 }
 
 /** Whether some site could hold stage j of all dp replicas: dp x the fewest GPUs a layout with stage j there puts at it. */

@@ -4,7 +4,7 @@
  * that the iteration time bound T is least. One function per constraint family, named for what
  * it bounds; each cites its equation (F1-F11) in docs/formulation.md.
  */
-import { largestWindowsS, type ConfigCoefficients, type LayoutCoefficients } from './coefficients';
+import { largestWindowsS, stageClasses, type ConfigCoefficients, type LayoutCoefficients } from './coefficients';
 import { MipBuilder, type Mip } from './mip';
 import type { Scenario } from '../model/scenario';
 import { routeLatencyS } from '../model/cross-site';
@@ -529,14 +529,3 @@ function undominatedStages(c: ConfigCoefficients, cls: readonly number[], window
   return cls.filter((k, ki) => !cls.some((j, ji) => j !== k && dominates(j, k) && (!dominates(k, j) || ji < ki)));
 }
 
-/** Groups stages that every layout places on the same site, so hosting can be decided per group. */
-function stageClasses(c: ConfigCoefficients): number[][] {
-  const byKey = new Map<string, number[]>();
-  c.stages.forEach((_, j) => {
-    const key = c.layouts.map((l) => l.layout.stageSite[j]).join(',');
-    const list = byKey.get(key) ?? [];
-    list.push(j);
-    byKey.set(key, list);
-  });
-  return [...byKey.values()];
-}
