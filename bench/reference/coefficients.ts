@@ -255,14 +255,18 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
   if (usable && c.siteIncidentBytesPerS.length > 1 && widest > 0 && c.dp > 1) {
     // Every stage has an in-site ring over at least ceil(dp / sites) replicas somewhere; the stage
     // that spans also pays the cross-site phase.
+    // (Session 4) A spanning stage spans with every stage that all layouts place alike, and their
+    // hops carry those stages' bytes together.
     let leastSpanExposure = Infinity;
     let inSiteExposure = 0;
+    const placedAlike = (j: number, i: number) => c.layouts.every((l) => l.layout.stageSite[j] === l.layout.stageSite[i]);
+    const windows = (j: number) => [Math.max(...c.layouts.map((l) => l.backwardWindowS[j]!)), Math.max(...c.layouts.map((l) => l.forwardWindowS[j]!))] as const;
     c.stages.forEach((_, j) => {
-      const windowB = Math.max(...c.layouts.map((l) => l.backwardWindowS[j]!));
-      const windowF = Math.max(...c.layouts.map((l) => l.forwardWindowS[j]!));
-      const sync = c.intraSyncSpreadS[j]! + c.crossGradientBytes[j]! / widest + 2 * c.minLinkLatencyS;
-      leastSpanExposure = Math.min(leastSpanExposure, exposureOf(c, sync, windowB, windowF));
-      inSiteExposure = Math.max(inSiteExposure, exposureOf(c, c.intraSyncSpreadS[j]!, windowB, windowF));
+      const alike = c.stages.map((__, i) => i).filter((i) => placedAlike(j, i));
+      const crossS = alike.reduce((sum, i) => sum + c.crossGradientBytes[i]!, 0) / widest + 2 * c.minLinkLatencyS;
+      const exposure = Math.max(...alike.map((i) => exposureOf(c, c.intraSyncSpreadS[i]! + crossS, ...windows(i))));
+      leastSpanExposure = Math.min(leastSpanExposure, exposure);
+      inSiteExposure = Math.max(inSiteExposure, exposureOf(c, c.intraSyncSpreadS[j]!, ...windows(j)));
     });
     spanning = pipelineBoundS + Math.max(leastSpanExposure, inSiteExposure);
   }
@@ -278,6 +282,8 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
  * breakpoint T at which that reaches M bounds every placement's iteration time.
  */
 export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly number[]): number {
+  // (Session 4) No placement covers the batch when dp replicas of the fewest fitting microbatches exceed it.
+  if (c.dp * Math.min(...c.layouts.flatMap((l) => l.fittingMicrobatches)) > c.totalMicrobatches) return Infinity;
   const gpusPerReplica = c.config.tp * c.config.cp * c.config.pp;
   const fixedS = (l: LayoutCoefficients) => l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS;
   const breakpoints = [...new Set(c.layouts.flatMap((l) => l.fittingMicrobatches.map((k) => k * l.maxStepS + fixedS(l))))].sort((a, b) => a - b);

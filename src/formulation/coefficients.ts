@@ -312,14 +312,20 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
   if (usable && c.siteIncidentBytesPerS.length > 1 && widest > 0 && c.dp > 1) {
     // Every stage has an in-site ring over at least ceil(dp / sites) replicas somewhere; the stage
     // that spans also pays the cross-site phase.
+    // A spanning stage's whole class spans over the same ring (stageClasses): its hops carry the
+    // class's bytes, and every stage of the class pays the phase.
     let leastSpanExposure = Infinity;
     let inSiteExposure = 0;
-    c.stages.forEach((_, j) => {
-      const [windowB, windowF] = largestWindowsS(c, j);
-      const sync = c.intraSyncSpreadS[j]! + c.crossGradientBytes[j]! / widest + 2 * c.minLinkLatencyS;
-      leastSpanExposure = Math.min(leastSpanExposure, exposureOf(c, sync, windowB, windowF));
-      inSiteExposure = Math.max(inSiteExposure, exposureOf(c, c.intraSyncSpreadS[j]!, windowB, windowF));
-    });
+    for (const cls of stageClasses(c)) {
+      const crossS = cls.reduce((sum, j) => sum + c.crossGradientBytes[j]!, 0) / widest + 2 * c.minLinkLatencyS;
+      let classExposure = 0;
+      for (const j of cls) {
+        const [windowB, windowF] = largestWindowsS(c, j);
+        classExposure = Math.max(classExposure, exposureOf(c, c.intraSyncSpreadS[j]! + crossS, windowB, windowF));
+        inSiteExposure = Math.max(inSiteExposure, exposureOf(c, c.intraSyncSpreadS[j]!, windowB, windowF));
+      }
+      leastSpanExposure = Math.min(leastSpanExposure, classExposure);
+    }
     spanning = pipelineBoundS + Math.max(leastSpanExposure, inSiteExposure);
   }
   return Math.min(oneLayout, spanning) + c.optimizerS;
@@ -407,9 +413,14 @@ function canHostAlone(c: ConfigCoefficients, siteGpus: readonly number[], j: num
  * fill latency + optimizer <= T). Spreading each replica's microbatches over its GPUs, a GPU at
  * site s carries at most v_s(T) = max over layouts touching s of kmax_l(T) / (GPUs per replica),
  * so dp replicas carry at most the fractional knapsack of the sites' GPUs by v_s. The least
- * breakpoint T at which that reaches M bounds every placement's iteration time.
+ * breakpoint T at which that reaches M bounds every placement's iteration time. Infinity when no
+ * placement covers M exactly: every replica runs at least its layout's fewest fitting microbatches.
  */
 export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly number[]): number {
+  // Every replica runs at least the fewest microbatches any layout fits (the interleaved schedule
+  // needs pp of them): dp replicas of at least that many must not exceed the batch.
+  const fewest = Math.min(...c.layouts.flatMap((l) => l.fittingMicrobatches));
+  if (c.dp * fewest > c.totalMicrobatches) return Infinity;
   const gpusPerReplica = c.config.tp * c.config.cp * c.config.pp;
   const fixedS = c.layouts.map((l) => l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS);
   const finishTimesS: number[] = [];
