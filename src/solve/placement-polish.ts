@@ -60,13 +60,18 @@ const moveSizes = (n: number): number[] => {
  */
 export function polishPlacement(scenario: Scenario, c: ConfigCoefficients, start: readonly PolishGroup[], maxEvaluations: number): PolishResult | undefined {
   let evaluations = 0;
+  const planOf = (groups: readonly PolishGroup[]) =>
+    toPlan(c.config, scenario, groups.map((g) => ({ layout: g.layout.layout, microbatches: g.microbatches, replicas: g.replicas })));
+  const initial = start.filter((g) => g.replicas > 0);
+  // Moves keep the configuration and dp, so the stages laid out (and the plan parsed and checked)
+  // once serve every trial; a trial only swaps its replica groups in.
+  const base = layOutPlan(scenario, planOf(initial));
   const evaluateGroups = (groups: readonly PolishGroup[]) => {
     evaluations++;
-    const plan = toPlan(c.config, scenario, groups.map((g) => ({ layout: g.layout.layout, microbatches: g.microbatches, replicas: g.replicas })));
-    const evaluation = evaluateLayout(scenario, layOutPlan(scenario, plan));
-    return { plan, evaluation, timeS: evaluation.fitsResources ? evaluation.predicted.iterationTimeS : Infinity };
+    const evaluation = evaluateLayout(scenario, { ...base, groups: groups.map((g) => ({ replicas: g.replicas, stageSite: g.layout.layout.stageSite, microbatches: g.microbatches })) });
+    return { evaluation, timeS: evaluation.fitsResources ? evaluation.predicted.iterationTimeS : Infinity };
   };
-  let best = { groups: start.filter((g) => g.replicas > 0), ...evaluateGroups(start.filter((g) => g.replicas > 0)) };
+  let best = { groups: initial, ...evaluateGroups(initial) };
   if (!Number.isFinite(best.timeS)) return undefined;
   const byUsage = new Map<string, LayoutCoefficients[]>();
   for (const layout of c.layouts) {
@@ -155,5 +160,7 @@ export function polishPlacement(scenario: Scenario, c: ConfigCoefficients, start
       }
     }
   }
-  return { plan: best.plan, evaluation: best.evaluation, evaluations, moves };
+  // The plan printed is evaluated from scratch (parsed and laid out) like any other.
+  const plan = planOf(best.groups);
+  return { plan, evaluation: evaluateLayout(scenario, layOutPlan(scenario, plan)), evaluations, moves };
 }
