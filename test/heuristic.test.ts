@@ -35,6 +35,15 @@ describe('greedy placement', () => {
     expect(placed).toBeGreaterThan(0);
   });
 
+  it('falls back to equal shares when steps down cannot hit the batch (fitting counts 1, 2, 4 of 8)', () => {
+    // Shares by speed ask 2 B200 replicas x 4 + 2 H100 x 1 = 10 of 8; no fitting count is 3 or 0.
+    const scenario = parseScenario(readFixture('small/three-heterogeneous'), 'three');
+    const candidate = enumerateCandidates(scenario, FULL_SPACE).find((x) => x.config.pp === 1 && x.dp === 4 && x.config.recompute === 'none' && x.config.schedule === '1f1b')!;
+    const groups = greedyPlacement(scenario, candidate.coefficients())!;
+    expect(groups).toBeDefined();
+    expect(groups.reduce((sum, g) => sum + g.replicas * g.microbatches, 0)).toBe(8);
+  });
+
   it('gives faster GPUs more microbatches (3-site bench row: H100, A100, B200)', () => {
     const scenario = scenarioFor(ROWS.find((r) => r.sites.length === 3)!);
     const candidate = enumerateCandidates(scenario, FULL_SPACE).find((x) => x.config.pp === 1 && x.config.tp === 8 && x.dp === 640

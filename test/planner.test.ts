@@ -175,4 +175,13 @@ describe('no plan fits', () => {
     expect(result.reasons.length).toBeGreaterThan(0);
     expect(result.reasons.join('\n')).toMatch(/memory|fits/);
   });
+
+  it('says when the batch cannot be shared by the replicas (2 sequences, interleaved over 4 stages)', async () => {
+    const json = clone(readFixture('small/one-site')) as { training: { globalBatchSeqs: number }; search?: unknown };
+    json.training.globalBatchSeqs = 2;
+    json.search = { tp: [1], pp: [4], microBatchSeqs: [1], schedules: ['interleaved'], virtualStages: [2] };
+    const result = await planOf(parseScenario(json));
+    expect(result.status).toBe('infeasible');
+    expect(result.reasons.join('\n')).toMatch(/batch cannot be shared by dp replicas/);
+  });
 });

@@ -408,6 +408,14 @@ function canHostAlone(c: ConfigCoefficients, siteGpus: readonly number[], j: num
 }
 
 /**
+ * Every replica runs at least the fewest microbatches any layout fits (the interleaved schedule
+ * needs pp of them): true when dp replicas of that many exceed the batch, so no placement covers it.
+ */
+export function batchTooSmallForReplicas(c: ConfigCoefficients): boolean {
+  return c.dp * Math.min(...c.layouts.flatMap((l) => l.fittingMicrobatches)) > c.totalMicrobatches;
+}
+
+/**
  * Capacity bound (docs/formulation.md §4): if every replica finishes by T, a replica with layout
  * l runs at most kmax_l(T) microbatches (the largest fitting k with k x slowest step + bubble +
  * fill latency + optimizer <= T). Spreading each replica's microbatches over its GPUs, a GPU at
@@ -417,10 +425,7 @@ function canHostAlone(c: ConfigCoefficients, siteGpus: readonly number[], j: num
  * placement covers M exactly: every replica runs at least its layout's fewest fitting microbatches.
  */
 export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly number[]): number {
-  // Every replica runs at least the fewest microbatches any layout fits (the interleaved schedule
-  // needs pp of them): dp replicas of at least that many must not exceed the batch.
-  const fewest = Math.min(...c.layouts.flatMap((l) => l.fittingMicrobatches));
-  if (c.dp * fewest > c.totalMicrobatches) return Infinity;
+  if (batchTooSmallForReplicas(c)) return Infinity;
   const gpusPerReplica = c.config.tp * c.config.cp * c.config.pp;
   const fixedS = c.layouts.map((l) => l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS);
   const finishTimesS: number[] = [];

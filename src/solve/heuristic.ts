@@ -3,10 +3,11 @@
  * (configuration, dp) pair. Whole replicas on the sites with the fastest pipeline first; then, if
  * sites alone cannot hold dp replicas, split replicas over linked sites. Microbatches are shared
  * by speed: every replica gets as many as it can finish by a common time T, the least T at which
- * they cover the batch, and the slowest give one back until the count is exact (heterogeneous
- * GPUs get uneven shares; measured on the 3-site bench row, the first incumbent went from
- * 6.83 s per iteration with equal shares to 2.99 s, and the refine phase from 1,504 candidates
- * to 660).
+ * they cover the batch, and the slowest step down to smaller fitting counts until the count is
+ * exact (heterogeneous GPUs get uneven shares; measured on the 3-site bench row, the first
+ * incumbent went from 6.83 s per iteration with equal shares to 2.99 s, and the refine phase from
+ * 1,504 candidates to 660). When the steps cannot hit the batch exactly (fitting counts are
+ * divisors of it, so steps are coarse), equal shares M / dp as before, if they divide and fit.
  */
 import type { ConfigCoefficients, LayoutCoefficients } from '../formulation/coefficients';
 import type { Scenario } from '../model/scenario';
@@ -18,14 +19,15 @@ export interface GreedyGroup {
 }
 
 export function greedyPlacement(scenario: Scenario, c: ConfigCoefficients): GreedyGroup[] | undefined {
+  return speedSharedPlacement(scenario, c) ?? equalSharePlacement(scenario, c);
+}
+
+/** Whole replicas first, then split ones, over `layouts` in the order given, until dp are placed. */
+function placeReplicas(scenario: Scenario, c: ConfigCoefficients, layouts: readonly LayoutCoefficients[]): { layout: LayoutCoefficients; replicas: number }[] | undefined {
   const free = scenario.sites.map((s) => s.gpus);
-  // Time of one replica of layout l running k microbatches, as far as the greedy cares.
-  const finishS = (l: LayoutCoefficients, k: number) => k * l.maxStepS + l.bubbleS;
-  const usable = c.layouts.filter((l) => l.fittingMicrobatches.length > 0)
-    .sort((a, b) => (a.crossings - b.crossings) || a.maxStepS - b.maxStepS || a.bubbleS - b.bubbleS);
   const placed: { layout: LayoutCoefficients; replicas: number }[] = [];
   let left = c.dp;
-  for (const layout of usable) {
+  for (const layout of layouts) {
     if (left === 0) break;
     let fit = left;
     for (const [site, gpus] of layout.gpusPerSite) fit = Math.min(fit, Math.floor(free[site]! / gpus));
@@ -34,8 +36,24 @@ export function greedyPlacement(scenario: Scenario, c: ConfigCoefficients): Gree
     placed.push({ layout, replicas: fit });
     left -= fit;
   }
-  if (left > 0) return undefined;
-  return shareMicrobatches(placed, c.totalMicrobatches, finishS);
+  return left === 0 ? placed : undefined;
+}
+
+/** Microbatches shared by speed (see the file's comment). */
+function speedSharedPlacement(scenario: Scenario, c: ConfigCoefficients): GreedyGroup[] | undefined {
+  const usable = c.layouts.filter((l) => l.fittingMicrobatches.length > 0)
+    .sort((a, b) => (a.crossings - b.crossings) || a.maxStepS - b.maxStepS || a.bubbleS - b.bubbleS);
+  const placed = placeReplicas(scenario, c, usable);
+  return placed && shareMicrobatches(placed, c.totalMicrobatches, (l, k) => k * l.maxStepS + l.bubbleS);
+}
+
+/** Every replica runs M / dp microbatches, on layouts that fit that many, fastest first. */
+function equalSharePlacement(scenario: Scenario, c: ConfigCoefficients): GreedyGroup[] | undefined {
+  if (c.totalMicrobatches % c.dp !== 0) return undefined;
+  const k = c.totalMicrobatches / c.dp;
+  const usable = c.layouts.filter((l) => l.fittingMicrobatches.includes(k))
+    .sort((a, b) => (a.crossings - b.crossings) || (k * a.maxStepS + a.bubbleS) - (k * b.maxStepS + b.bubbleS));
+  return placeReplicas(scenario, c, usable)?.map((p) => ({ ...p, microbatches: k }));
 }
 
 /**
@@ -69,20 +87,23 @@ function shareMicrobatches(
   }
   const T = times[lo]!;
   const groups = placed.map((p) => ({ layout: p.layout, microbatches: most(p.layout, T), replicas: p.replicas }));
-  // Give back the excess, slowest finishers first, one microbatch per replica at a time.
+  // Give back the excess: the slowest finishers step down to their next smaller fitting count, as
+  // many replicas as the excess allows; undefined if no step fits in what is left.
   let excess = groups.reduce((sum, g) => sum + g.replicas * g.microbatches, 0) - total;
+  const nextSmaller = (g: GreedyGroup) => Math.max(0, ...g.layout.fittingMicrobatches.filter((k) => k < g.microbatches));
   while (excess > 0) {
-    const order = groups.map((g, i) => i)
-      .filter((i) => groups[i]!.replicas > 0 && groups[i]!.layout.fittingMicrobatches.includes(groups[i]!.microbatches - 1))
-      .sort((a, b) => finishS(groups[b]!.layout, groups[b]!.microbatches) - finishS(groups[a]!.layout, groups[a]!.microbatches));
-    if (order.length === 0) return undefined;
-    const g = groups[order[0]!]!;
-    const back = Math.min(g.replicas, excess);
+    const steps = groups
+      .filter((g) => g.replicas > 0 && nextSmaller(g) > 0 && g.microbatches - nextSmaller(g) <= excess)
+      .sort((a, b) => finishS(b.layout, b.microbatches) - finishS(a.layout, a.microbatches));
+    const g = steps[0];
+    if (!g) return undefined;
+    const smaller = nextSmaller(g);
+    const back = Math.min(g.replicas, Math.floor(excess / (g.microbatches - smaller)));
     g.replicas -= back;
-    const same = groups.find((x) => x.layout === g.layout && x.microbatches === g.microbatches - 1);
+    const same = groups.find((x) => x.layout === g.layout && x.microbatches === smaller);
     if (same) same.replicas += back;
-    else groups.push({ layout: g.layout, microbatches: g.microbatches - 1, replicas: back });
-    excess -= back;
+    else groups.push({ layout: g.layout, microbatches: smaller, replicas: back });
+    excess -= back * (g.microbatches - smaller);
   }
   return groups.filter((g) => g.replicas > 0);
 }

@@ -22,7 +22,13 @@ let ready;
 // Set to 1 by the planner to stop the solve in progress (read in HiGHS's interrupt callback).
 const stopFlag = new Int32Array(workerData.stop);
 parentPort.on('message', async (message) => {
-  if (message.type === 'module') { ready = ready || require(${JSON.stringify(highsPath)})({ wasmModule: message.module }); return; }
+  if (message.type === 'module') {
+    // The loader takes a compiled module through Emscripten's instantiateWasm hook.
+    ready = ready || require(${JSON.stringify(highsPath)})({
+      instantiateWasm: (imports, receive) => { WebAssembly.instantiate(message.module, imports).then((instance) => receive(instance)); return {}; },
+    });
+    return;
+  }
   try {
     ready = ready || require(${JSON.stringify(highsPath)})();
     const highs = await ready;
@@ -35,13 +41,15 @@ parentPort.on('message', async (message) => {
 });`;
 
 /**
- * HiGHS's WebAssembly compiled once per process and shared by every worker: V8 shares a
- * module's compiled code, optimising tier-up included, between the threads it is sent to. Measured
- * on one 83-column MIP of the 3-site bench row, solved six times per worker by three workers in
- * turn: 545/370/274/115 ms for the first worker, then 159/96/99 ms for the next ones (each
- * compiling its own: 695/322/102 and 719/427/141 ms). It helps the fresh-instance fallback and
- * every worker after the first; two workers started together still both wait for the first
- * tier-up (a fresh `plan` process: main search 2.5-2.8 s either way on that row).
+ * HiGHS's WebAssembly compiled once per process, held here and instantiated by every worker:
+ * V8 shares a module's compiled code, optimising tier-up included, with every thread that
+ * instantiates it. Workers alive at the same time shared it before too (V8 caches a module by its
+ * bytes while some thread holds it); what the held module adds is a worker started after the others
+ * were terminated: the fresh-instance fallback, which starts a worker per solve, or a planner
+ * process that closes its workers and later makes new ones. Measured on one 83-column MIP of the
+ * 3-site bench row, six solves per worker, three workers one after another, each closed before the
+ * next: first solve 0.7-1.2 s for the first worker, 0.19-0.26 s for the later ones (0.9-0.95 s each
+ * without the held module).
  */
 let sharedModule: Promise<CompiledWasm | undefined> | undefined;
 /** A WebAssembly.Module (the project's TypeScript lib has no WebAssembly declarations). */
@@ -71,7 +79,7 @@ export class HighsWorkerBackend implements MipBackend {
     if (this.fresh || this.worker) return;
     const worker = this.spawn();
     const model = toHighsArrays(warmUpMip());
-    void this.moduleSent.get(worker)!.then(() => worker.postMessage({ request: { model, timeLimitS: 2, relativeGap: 0 }, warmUp: true }, arrayBuffersOf(model)));
+    this.postAfterModule(worker, { request: { model, timeLimitS: 2, relativeGap: 0 }, warmUp: true }, arrayBuffersOf(model));
   }
 
   async solve(mip: Mip, options: MipSolveOptions): Promise<MipSolution> {
@@ -94,12 +102,28 @@ export class HighsWorkerBackend implements MipBackend {
 
   /** Each worker's module message, sent before its first request (so the request waits for it). */
   private readonly moduleSent = new WeakMap<Worker, Promise<void>>();
+  /** Workers whose module message has gone: requests to them are posted at once. */
+  private readonly moduleSettled = new WeakSet<Worker>();
+
+  /**
+   * Posts to `worker` after its module message: synchronously once that has gone, so that a
+   * caller's synchronous work after `solve()` overlaps the solve (the planner polishes placements
+   * on the main thread meanwhile).
+   */
+  private postAfterModule(worker: Worker, message: unknown, transfer: ArrayBuffer[]): void {
+    if (this.moduleSettled.has(worker)) worker.postMessage(message, transfer);
+    else void this.moduleSent.get(worker)!.then(() => worker.postMessage(message, transfer));
+  }
 
   private spawn(): Worker {
     const stop = new SharedArrayBuffer(4);
     const worker = new Worker(workerSource(require.resolve('highs')), { eval: true, workerData: { stop } });
     this.stopFlags.set(worker, new Int32Array(stop));
-    this.moduleSent.set(worker, sharedHighsModule().then((module) => { if (module) worker.postMessage({ type: 'module', module }); }));
+    const sent = sharedHighsModule().then((module) => {
+      if (module) worker.postMessage({ type: 'module', module });
+      this.moduleSettled.add(worker);
+    });
+    this.moduleSent.set(worker, sent);
     worker.unref();
     if (!this.fresh) this.worker = worker;
     return worker;
@@ -142,7 +166,7 @@ export class HighsWorkerBackend implements MipBackend {
       // Transferred, not cloned: the arrays are built for this message alone.
       const model = toHighsArrays(mip);
       const request = { model, timeLimitS: options.timeLimitS, relativeGap: options.relativeGap, stopWhenBoundAtLeast: options.stopWhenBoundAtLeast, randomSeed: options.randomSeed };
-      void this.moduleSent.get(worker)!.then(() => worker.postMessage({ request }, arrayBuffersOf(model)));
+      this.postAfterModule(worker, { request }, arrayBuffersOf(model));
     });
   }
 }

@@ -63,6 +63,7 @@ export function polishPlacement(scenario: Scenario, c: ConfigCoefficients, start
   const planOf = (groups: readonly PolishGroup[]) =>
     toPlan(c.config, scenario, groups.map((g) => ({ layout: g.layout.layout, microbatches: g.microbatches, replicas: g.replicas })));
   const initial = start.filter((g) => g.replicas > 0);
+  if (initial.length === 0) return undefined;
   // Moves keep the configuration and dp, so the stages laid out (and the plan parsed and checked)
   // once serve every trial; a trial only swaps its replica groups in.
   const base = layOutPlan(scenario, planOf(initial));

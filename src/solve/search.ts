@@ -3,7 +3,7 @@
  * by lower bounds (docs/formulation.md §4). Returns the best plan found, checked by the cost
  * model, and a bound valid for every plan in the space.
  */
-import { capacityLowerBound, forcedSpanningLowerBound, outerLowerBound, type ConfigCoefficients } from '../formulation/coefficients';
+import { batchTooSmallForReplicas, capacityLowerBound, forcedSpanningLowerBound, outerLowerBound, type ConfigCoefficients } from '../formulation/coefficients';
 import { buildPlacementMip, type PlacementMip } from '../formulation/placement-mip';
 import { planInSpace, toPlan, type SpaceRestriction } from '../formulation/search-space';
 import { evaluateLayout, type Evaluation } from '../model/evaluate';
@@ -57,6 +57,7 @@ interface Incumbent {
 const HEURISTIC_SEEDS = 20;
 /** MIPs with at most this many (layout, microbatch) choices solve in milliseconds: they go first. */
 const SMALL_MIP_CHOICES = 40;
+const BATCH_SPLIT_REASON = 'the batch cannot be shared by dp replicas (each runs at least one microbatch, at least pp with the interleaved schedule)';
 /** Cost-model evaluations one placement polish may spend (about 0.2-0.6 ms each). */
 const POLISH_EVALUATIONS = 300;
 /** Seconds any backend may overrun its time limit before the planner gives up on it. */
@@ -195,12 +196,22 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     seeded.delete(index);
     const refined = Math.max(candidate.quickBoundS, outerLowerBound(coefficients, candidate.quickBoundS),
       capacityLowerBound(coefficients, siteGpus), forcedSpanningLowerBound(coefficients, siteGpus, candidate.quickBoundS));
-    if (!Number.isFinite(refined)) { bounds[index] = Infinity; tally(reasons, 'no replica layout fits in GPU memory'); continue; }
+    if (!Number.isFinite(refined)) {
+      bounds[index] = Infinity;
+      tally(reasons, batchTooSmallForReplicas(coefficients) && coefficients.layouts.some((l) => l.fittingMicrobatches.length > 0)
+        ? BATCH_SPLIT_REASON
+        : 'no replica layout fits in GPU memory');
+      continue;
+    }
     bounds[index] = Math.max(bounds[index]!, refined);
     if (refined >= threshold()) { pruned++; continue; }
     refinedCoefficients.set(index, coefficients);
   }
   const unrefined = timedOut ? 0 : Math.max(0, candidates.length - index);
+  // Candidates whose quick bound is infinite without a memory reason cannot share the batch.
+  for (let j = index; j < candidates.length; j++) {
+    if (!Number.isFinite(candidates[j]!.quickBoundS) && candidates[j]!.memoryNeedGiB === undefined) tally(reasons, BATCH_SPLIT_REASON);
+  }
   // MIPs: the small ones (milliseconds each) first, for an early incumbent that shrinks the rest
   // (F0), then in refined-bound order (session 3, measured with two MIP lanes: MoE 4-site 27.7% ->
   // 20.4%, the others unchanged within noise; in session 2, with one lane and before F10b-F14b,
@@ -271,7 +282,15 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     // While HiGHS works on a large MIP in its worker, this thread polishes the candidate's greedy
     // placement on the cost model (§4, placement polish): a second start that the MIP's view of
     // cross-site rings cannot mislead.
-    if (seed === undefined && isLarge.get(i)) { polishGreedy(i, coefficients); stopSolvesNoLongerNeeded(); }
+    if (seed === undefined && isLarge.get(i)) {
+      try {
+        polishGreedy(i, coefficients);
+      } catch (error) {
+        // A heuristic's failure must not lose the MIP in flight: recorded, and the search goes on.
+        faults.push(`placement polish: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      stopSolvesNoLongerNeeded();
+    }
     const solved = await solving;
     // A conclusive answer (solved to the gap, infeasible, or bound past the threshold) stops the
     // other copy of this MIP; a copy that merely failed or ran out of time leaves the other running.
