@@ -12,7 +12,7 @@ import type { PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { enumerateCandidates } from './candidates';
 import { greedyPlacement, type GreedyGroup } from './heuristic';
-import { polishPlacement } from './placement-polish';
+import { polishPlacement, type PolishGroup } from './placement-polish';
 import { checkMipPlan } from './independent-check';
 import { BackendFault, checkSolution, type MipBackend, type MipSolution, type MipSolveOptions } from './mip-backend';
 import { chooseNetworkSettings } from './network-post-solver';
@@ -58,6 +58,8 @@ const HEURISTIC_SEEDS = 20;
 /** MIPs with at most this many (layout, microbatch) choices solve in milliseconds: they go first. */
 const SMALL_MIP_CHOICES = 40;
 const BATCH_SPLIT_REASON = 'the batch cannot be shared by dp replicas (each runs at least one microbatch, at least pp with the interleaved schedule)';
+/** Share of the search's elapsed time that placement polishing may take. */
+const POLISH_SHARE = 0.2;
 /** Cost-model evaluations one placement polish may spend (about 0.2-0.6 ms each). */
 const POLISH_EVALUATIONS = 300;
 /** Seconds any backend may overrun its time limit before the planner gives up on it. */
@@ -159,6 +161,19 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   }
   considerBestFirst(greedyPlans, 'heuristic');
 
+  // Polishing is a heuristic: it may take at most a fifth of the search's time so far (measured:
+  // unbudgeted, on the 3-site row, polishing every greedy start took 0.8 s of a 2.1 s search for
+  // no better plan; the 4-site MoE row, whose MIPs run for seconds, keeps every polish it had).
+  let polishedS = 0;
+  const budgetedPolish = (coefficients: ConfigCoefficients, start: readonly PolishGroup[]) => {
+    if (polishedS > POLISH_SHARE * ((Date.now() - started) / 1000)) return undefined;
+    const began = Date.now();
+    try {
+      return polishPlacement(scenario, coefficients, start, POLISH_EVALUATIONS);
+    } finally {
+      polishedS += (Date.now() - began) / 1000;
+    }
+  };
   /** Decodes a MIP solution, checks it against the cost model, and keeps it if it is the best. */
   const adoptMipPlan = (coefficients: ConfigCoefficients, placement: PlacementMip, solution: MipSolution, engine: string) => {
     const plan = decodePlan(scenario, coefficients, placement, solution.values!);
@@ -173,7 +188,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     const start = placement.choices
       .map((choice) => ({ layout: choice.layout, microbatches: choice.microbatches, replicas: Math.round(solution.values![choice.replicasColumn]!) }))
       .filter((g) => g.replicas > 0);
-    const polished = polishPlacement(scenario, coefficients, start, POLISH_EVALUATIONS);
+    const polished = budgetedPolish(coefficients, start);
     if (polished && polished.moves > 0) consider(polished.plan, `${engine} + cost-model polish`, polished.evaluation);
   };
   const solvedMips: { index: number; coefficients: ConfigCoefficients }[] = [];
@@ -229,7 +244,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   const polishGreedy = (i: number, coefficients: ConfigCoefficients) => {
     const groups = greedyPlacement(scenario, coefficients);
     if (!groups) return;
-    const polished = polishPlacement(scenario, coefficients, groups, POLISH_EVALUATIONS);
+    const polished = budgetedPolish(coefficients, groups);
     if (polished) consider(polished.plan, polished.moves > 0 ? 'heuristic + cost-model polish' : 'heuristic', polished.evaluation);
   };
   /** No placement of candidate i is faster than `fasterThanS` (none at all when it is infinite). */
