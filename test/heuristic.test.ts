@@ -4,16 +4,17 @@
  * sites.
  */
 import { ROWS, scenarioFor } from '../bench/plan-scaling-scenarios';
-import { FULL_SPACE, toPlan } from '../src/formulation/search-space';
+import { planOfGroups, type ConfigCoefficients, type LayoutGroup } from '../src/formulation/coefficients';
+import { FULL_SPACE } from '../src/formulation/search-space';
 import { evaluateLayout } from '../src/model/evaluate';
 import { layOutPlan } from '../src/model/placement';
 import { parseScenario, type Scenario } from '../src/model/scenario';
 import { enumerateCandidates } from '../src/solve/candidates';
-import { greedyPlacement, type GreedyGroup } from '../src/solve/heuristic';
+import { greedyPlacement } from '../src/solve/heuristic';
 import { readFixture } from './helpers/fixtures';
 
-const evaluateGroups = (scenario: Scenario, config: Parameters<typeof toPlan>[0], groups: readonly GreedyGroup[]) =>
-  evaluateLayout(scenario, layOutPlan(scenario, toPlan(config, scenario, groups.map((g) => ({ layout: g.layout.layout, microbatches: g.microbatches, replicas: g.replicas })))));
+const evaluateGroups = (scenario: Scenario, c: ConfigCoefficients, groups: readonly LayoutGroup[]) =>
+  evaluateLayout(scenario, layOutPlan(scenario, planOfGroups(c, scenario, groups)));
 
 describe('greedy placement', () => {
   it.each(['two-sites', 'three-heterogeneous', 'moe-two-sites'])('places dp replicas and the whole batch within the sites (%s)', (name) => {
@@ -30,7 +31,7 @@ describe('greedy placement', () => {
         expect(g.replicas).toBeGreaterThan(0);
         expect(g.layout.fittingMicrobatches).toContain(g.microbatches);
       }
-      expect(evaluateGroups(scenario, c.config, groups).fitsResources).toBe(true);
+      expect(evaluateGroups(scenario, c, groups).fitsResources).toBe(true);
     }
     expect(placed).toBeGreaterThan(0);
   });

@@ -6,11 +6,12 @@
  */
 import fc from 'fast-check';
 import { ROWS, scenarioFor } from '../bench/plan-scaling-scenarios';
+import type { LayoutGroup } from '../src/formulation/coefficients';
 import { FULL_SPACE } from '../src/formulation/search-space';
 import { parseScenario } from '../src/model/scenario';
 import { enumerateCandidates, type Candidate } from '../src/solve/candidates';
 import { exhaustiveSearch } from '../src/solve/exhaustive';
-import { polishPlacement, type PolishGroup } from '../src/solve/placement-polish';
+import { polishPlacement } from '../src/solve/placement-polish';
 import { clone, readFixture } from './helpers/fixtures';
 
 type Json = any; // scenario JSON mutated below
@@ -41,7 +42,7 @@ describe('placement polish on small scenarios, against exhaustive search', () =>
       const k = c.totalMicrobatches / c.dp;
       const usable = c.layouts.filter((l) => l.fittingMicrobatches.includes(k));
       // A random start: each replica on a random layout, if the sites hold them all.
-      const start: PolishGroup[] = [];
+      const start: LayoutGroup[] = [];
       for (let r = 0; r < c.dp; r++) {
         const layout = usable[picks[r % picks.length]! % usable.length]!;
         const same = start.findIndex((g) => g.layout === layout);

@@ -13,7 +13,7 @@ import type { StageLayout } from '../model/placement';
 import type { PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { BF16_BYTES, gBpsToBytesPerS } from '../model/units';
-import { divisors, type ParallelConfig, type ReplicaLayout } from './search-space';
+import { divisors, toPlan, type ParallelConfig, type ReplicaLayout } from './search-space';
 import type { SiteStageTimes, EnumerationTables } from './enumeration-tables';
 
 /** Per-layout constants. */
@@ -40,6 +40,18 @@ export interface LayoutCoefficients {
   /** Compute windows (backward, forward) before stage j's gradient sync, s. */
   readonly backwardWindowS: readonly number[];
   readonly forwardWindowS: readonly number[];
+}
+
+/** Replicas running one layout with one microbatch count: a placement is a list of these. */
+export interface LayoutGroup {
+  readonly layout: LayoutCoefficients;
+  readonly microbatches: number;
+  readonly replicas: number;
+}
+
+/** The plan of candidate `c` placed as `groups`. */
+export function planOfGroups(c: ConfigCoefficients, scenario: Scenario, groups: readonly LayoutGroup[]): PlanSpec {
+  return toPlan(c.config, scenario, groups.map((g) => ({ layout: g.layout.layout, microbatches: g.microbatches, replicas: g.replicas })));
 }
 
 export interface ConfigCoefficients {
@@ -341,9 +353,10 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
  *   the pipeline).
  * Stages of one class (stageClasses) share their sites, so they span together, and their rings'
  * hops carry the class's bytes together. Every stage with k_j >= 2 pays the cross-site phase: its
- * class's ring sends 2(k_j - 1)/k_j of the class's bytes on each hop (at most the widest link's speed), the rings' hops together put sum k_j 2(k_j - 1)/k_j
- * bytes_j on link directions (at most all links' capacity both ways), and the hop latencies add up
- * to at least 2 (k - 1) x the shortest link latency. With the in-site ring over ceil(dp / sites)
+ * class's ring sends 2(k_j - 1)/k_j of the class's bytes on each hop (at most the widest link's
+ * speed), the rings' hops together put sum k_j 2(k_j - 1)/k_j bytes_j on link directions (at most
+ * all links' capacity both ways), and the hop latencies add up to at least 2 (k - 1) x the
+ * shortest link latency. With the in-site ring over ceil(dp / sites)
  * replicas (intraSyncSpreadS) and each stage's largest windows, the exposed sync of the worst such
  * stage, on top of every placement's pipeline bound, bounds the iteration. -Infinity when no stage
  * must span.

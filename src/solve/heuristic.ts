@@ -9,16 +9,10 @@
  * 1,504 candidates to 660). When the steps cannot hit the batch exactly (fitting counts are
  * divisors of it, so steps are coarse), equal shares M / dp as before, if they divide and fit.
  */
-import type { ConfigCoefficients, LayoutCoefficients } from '../formulation/coefficients';
+import type { ConfigCoefficients, LayoutCoefficients, LayoutGroup } from '../formulation/coefficients';
 import type { Scenario } from '../model/scenario';
 
-export interface GreedyGroup {
-  readonly layout: LayoutCoefficients;
-  readonly microbatches: number;
-  readonly replicas: number;
-}
-
-export function greedyPlacement(scenario: Scenario, c: ConfigCoefficients): GreedyGroup[] | undefined {
+export function greedyPlacement(scenario: Scenario, c: ConfigCoefficients): LayoutGroup[] | undefined {
   return speedSharedPlacement(scenario, c) ?? equalSharePlacement(scenario, c);
 }
 
@@ -40,7 +34,7 @@ function placeReplicas(scenario: Scenario, c: ConfigCoefficients, layouts: reado
 }
 
 /** Microbatches shared by speed (see the file's comment). */
-function speedSharedPlacement(scenario: Scenario, c: ConfigCoefficients): GreedyGroup[] | undefined {
+function speedSharedPlacement(scenario: Scenario, c: ConfigCoefficients): LayoutGroup[] | undefined {
   const usable = c.layouts.filter((l) => l.fittingMicrobatches.length > 0)
     .sort((a, b) => (a.crossings - b.crossings) || a.maxStepS - b.maxStepS || a.bubbleS - b.bubbleS);
   const placed = placeReplicas(scenario, c, usable);
@@ -48,7 +42,7 @@ function speedSharedPlacement(scenario: Scenario, c: ConfigCoefficients): Greedy
 }
 
 /** Every replica runs M / dp microbatches, on layouts that fit that many, fastest first. */
-function equalSharePlacement(scenario: Scenario, c: ConfigCoefficients): GreedyGroup[] | undefined {
+function equalSharePlacement(scenario: Scenario, c: ConfigCoefficients): LayoutGroup[] | undefined {
   if (c.totalMicrobatches % c.dp !== 0) return undefined;
   const k = c.totalMicrobatches / c.dp;
   const usable = c.layouts.filter((l) => l.fittingMicrobatches.includes(k))
@@ -64,7 +58,7 @@ function shareMicrobatches(
   placed: readonly { layout: LayoutCoefficients; replicas: number }[],
   total: number,
   finishS: (l: LayoutCoefficients, k: number) => number,
-): GreedyGroup[] | undefined {
+): LayoutGroup[] | undefined {
   // The most microbatches each layout can run by T (0 if none fits).
   const most = (l: LayoutCoefficients, T: number) => {
     let k = 0;
@@ -90,7 +84,7 @@ function shareMicrobatches(
   // Give back the excess: the slowest finishers step down to their next smaller fitting count, as
   // many replicas as the excess allows; undefined if no step fits in what is left.
   let excess = groups.reduce((sum, g) => sum + g.replicas * g.microbatches, 0) - total;
-  const nextSmaller = (g: GreedyGroup) => Math.max(0, ...g.layout.fittingMicrobatches.filter((k) => k < g.microbatches));
+  const nextSmaller = (g: LayoutGroup) => Math.max(0, ...g.layout.fittingMicrobatches.filter((k) => k < g.microbatches));
   while (excess > 0) {
     const steps = groups
       .filter((g) => g.replicas > 0 && nextSmaller(g) > 0 && g.microbatches - nextSmaller(g) <= excess)

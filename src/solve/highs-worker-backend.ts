@@ -100,10 +100,8 @@ export class HighsWorkerBackend implements MipBackend {
   /** Each worker's stop flag, shared with its thread. */
   private readonly stopFlags = new WeakMap<Worker, Int32Array>();
 
-  /** Each worker's module message, sent before its first request (so the request waits for it). */
-  private readonly moduleSent = new WeakMap<Worker, Promise<void>>();
-  /** Workers whose module message has gone: requests to them are posted at once. */
-  private readonly moduleSettled = new WeakSet<Worker>();
+  /** Workers whose module message has not gone yet: their requests wait for it. */
+  private readonly modulePending = new WeakMap<Worker, Promise<void>>();
 
   /**
    * Posts to `worker` after its module message: synchronously once that has gone, so that a
@@ -111,19 +109,19 @@ export class HighsWorkerBackend implements MipBackend {
    * on the main thread meanwhile).
    */
   private postAfterModule(worker: Worker, message: unknown, transfer: ArrayBuffer[]): void {
-    if (this.moduleSettled.has(worker)) worker.postMessage(message, transfer);
-    else void this.moduleSent.get(worker)!.then(() => worker.postMessage(message, transfer));
+    const pending = this.modulePending.get(worker);
+    if (pending) void pending.then(() => worker.postMessage(message, transfer));
+    else worker.postMessage(message, transfer);
   }
 
   private spawn(): Worker {
     const stop = new SharedArrayBuffer(4);
     const worker = new Worker(workerSource(require.resolve('highs')), { eval: true, workerData: { stop } });
     this.stopFlags.set(worker, new Int32Array(stop));
-    const sent = sharedHighsModule().then((module) => {
+    this.modulePending.set(worker, sharedHighsModule().then((module) => {
       if (module) worker.postMessage({ type: 'module', module });
-      this.moduleSettled.add(worker);
-    });
-    this.moduleSent.set(worker, sent);
+      this.modulePending.delete(worker);
+    }));
     worker.unref();
     if (!this.fresh) this.worker = worker;
     return worker;

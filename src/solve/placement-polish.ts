@@ -7,19 +7,11 @@
  * polish moves replicas between layouts of the same shape and between groups, keeping each move
  * the cost model says is faster. It changes only the plan, never a bound.
  */
-import type { ConfigCoefficients, LayoutCoefficients } from '../formulation/coefficients';
-import { toPlan } from '../formulation/search-space';
+import { planOfGroups, type ConfigCoefficients, type LayoutCoefficients, type LayoutGroup } from '../formulation/coefficients';
 import { evaluateLayout, type Evaluation } from '../model/evaluate';
 import { layOutPlan } from '../model/placement';
 import type { PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
-
-/** Replicas running one layout with one microbatch count. */
-export interface PolishGroup {
-  readonly layout: LayoutCoefficients;
-  readonly microbatches: number;
-  readonly replicas: number;
-}
 
 export interface PolishResult {
   readonly plan: PlanSpec;
@@ -58,16 +50,15 @@ const moveSizes = (n: number): number[] => {
  * and the batch. Stops at a local optimum, after `maxEvaluations` cost-model evaluations, or after
  * half that many without a better placement (measured: the moves that matter come early).
  */
-export function polishPlacement(scenario: Scenario, c: ConfigCoefficients, start: readonly PolishGroup[], maxEvaluations: number): PolishResult | undefined {
+export function polishPlacement(scenario: Scenario, c: ConfigCoefficients, start: readonly LayoutGroup[], maxEvaluations: number): PolishResult | undefined {
   let evaluations = 0;
-  const planOf = (groups: readonly PolishGroup[]) =>
-    toPlan(c.config, scenario, groups.map((g) => ({ layout: g.layout.layout, microbatches: g.microbatches, replicas: g.replicas })));
+  const planOf = (groups: readonly LayoutGroup[]) => planOfGroups(c, scenario, groups);
   const initial = start.filter((g) => g.replicas > 0);
   if (initial.length === 0) return undefined;
   // Moves keep the configuration and dp, so the stages laid out (and the plan parsed and checked)
   // once serve every trial; a trial only swaps its replica groups in.
   const base = layOutPlan(scenario, planOf(initial));
-  const evaluateGroups = (groups: readonly PolishGroup[]) => {
+  const evaluateGroups = (groups: readonly LayoutGroup[]) => {
     evaluations++;
     const evaluation = evaluateLayout(scenario, { ...base, groups: groups.map((g) => ({ replicas: g.replicas, stageSite: g.layout.layout.stageSite, microbatches: g.microbatches })) });
     return { evaluation, timeS: evaluation.fitsResources ? evaluation.predicted.iterationTimeS : Infinity };
@@ -85,7 +76,7 @@ export function polishPlacement(scenario: Scenario, c: ConfigCoefficients, start
     sameShape.set(key, [...(sameShape.get(key) ?? []), layout]);
   }
   /** `groups` with `count` replicas of group g moved to `layout` (merged into a group with the same layout and k). */
-  const moved = (groups: readonly PolishGroup[], g: number, count: number, layout: LayoutCoefficients): PolishGroup[] => {
+  const moved = (groups: readonly LayoutGroup[], g: number, count: number, layout: LayoutCoefficients): LayoutGroup[] => {
     const from = groups[g]!;
     const next = groups.map((x) => ({ ...x }));
     next[g] = { ...from, replicas: from.replicas - count };
@@ -95,7 +86,7 @@ export function polishPlacement(scenario: Scenario, c: ConfigCoefficients, start
     return next.filter((x) => x.replicas > 0);
   };
   /** Every move from the current placement, lazily: exchanges, then targets of the same shape, then other groups. */
-  function* neighbours(groups: readonly PolishGroup[]): Generator<PolishGroup[]> {
+  function* neighbours(groups: readonly LayoutGroup[]): Generator<LayoutGroup[]> {
     // Exchanges: two groups trade for two layouts that use the same GPUs at every site (a->b + c->d
     // becomes a->d + c->b or b->a + ...; a whole replica at a + c->d becomes a->d + c->a): the only
     // moves left when the sites are full.
@@ -135,7 +126,7 @@ export function polishPlacement(scenario: Scenario, c: ConfigCoefficients, start
     }
   }
   /** GPUs per site within each site's count (checked before the cost model is asked). */
-  const fitsSites = (groups: readonly PolishGroup[]): boolean => {
+  const fitsSites = (groups: readonly LayoutGroup[]): boolean => {
     const used = scenario.sites.map(() => 0);
     for (const g of groups) for (const [site, gpus] of g.layout.gpusPerSite) used[site]! += g.replicas * gpus;
     return used.every((u, s) => u <= scenario.sites[s]!.gpus);

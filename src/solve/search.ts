@@ -3,16 +3,16 @@
  * by lower bounds (docs/formulation.md §4). Returns the best plan found, checked by the cost
  * model, and a bound valid for every plan in the space.
  */
-import { batchTooSmallForReplicas, capacityLowerBound, forcedSpanningLowerBound, outerLowerBound, type ConfigCoefficients } from '../formulation/coefficients';
+import { batchTooSmallForReplicas, capacityLowerBound, forcedSpanningLowerBound, outerLowerBound, planOfGroups, type ConfigCoefficients, type LayoutGroup } from '../formulation/coefficients';
 import { buildPlacementMip, type PlacementMip } from '../formulation/placement-mip';
-import { planInSpace, toPlan, type SpaceRestriction } from '../formulation/search-space';
+import { planInSpace, type SpaceRestriction } from '../formulation/search-space';
 import { evaluateLayout, type Evaluation } from '../model/evaluate';
 import { layOutPlan } from '../model/placement';
 import type { PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { enumerateCandidates } from './candidates';
-import { greedyPlacement, type GreedyGroup } from './heuristic';
-import { polishPlacement, type PolishGroup } from './placement-polish';
+import { greedyPlacement } from './heuristic';
+import { polishPlacement } from './placement-polish';
 import { checkMipPlan } from './independent-check';
 import { BackendFault, checkSolution, type MipBackend, type MipSolution, type MipSolveOptions } from './mip-backend';
 import { chooseNetworkSettings } from './network-post-solver';
@@ -155,17 +155,17 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     if (i < seeds) seeded.set(i, coefficients);
     const groups = greedyPlacement(scenario, coefficients);
     if (!groups) continue;
-    const plan = toPlan(candidate.config, scenario, groups.map(asGroup));
+    const plan = planOfGroups(coefficients, scenario, groups);
     if (i < seeds) greedyPlans.push(plan);
     else consider(plan, 'heuristic');
   }
   considerBestFirst(greedyPlans, 'heuristic');
 
-  // Polishing is a heuristic: it may take at most a fifth of the search's time so far (measured:
-  // unbudgeted, on the 3-site row, polishing every greedy start took 0.8 s of a 2.1 s search for
-  // no better plan; the 4-site MoE row, whose MIPs run for seconds, keeps every polish it had).
+  // Polishing is a heuristic: it may take at most a fifth of the search's time so far (measured
+  // on the 3-site row: 2.1-2.2 s unbudgeted, 1.20-1.37 s with this budget, the same plan; the
+  // 4-site MoE row, whose MIPs run for seconds, keeps every polish it had).
   let polishedS = 0;
-  const budgetedPolish = (coefficients: ConfigCoefficients, start: readonly PolishGroup[]) => {
+  const budgetedPolish = (coefficients: ConfigCoefficients, start: readonly LayoutGroup[]) => {
     if (polishedS > POLISH_SHARE * ((Date.now() - started) / 1000)) return undefined;
     const began = Date.now();
     try {
@@ -176,7 +176,8 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   };
   /** Decodes a MIP solution, checks it against the cost model, and keeps it if it is the best. */
   const adoptMipPlan = (coefficients: ConfigCoefficients, placement: PlacementMip, solution: MipSolution, engine: string) => {
-    const plan = decodePlan(scenario, coefficients, placement, solution.values!);
+    const groups = decodeGroups(placement, solution.values!);
+    const plan = planOfGroups(coefficients, scenario, groups);
     const evaluation = evaluateLayout(scenario, layOutPlan(scenario, plan));
     checkMipPlan(scenario, placement, solution.values!, solution.boundProven ? solution.dualBound - placement.tieBreakAllowanceS : -Infinity, evaluation, coefficients.sendBytes);
     consider(plan, engine, evaluation);
@@ -185,10 +186,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     const mipS = solution.objective ?? Infinity;
     const timeS = evaluation.predicted.iterationTimeS;
     if (!evaluation.fitsResources || !(timeS > mipS * (1 + options.gap)) || (incumbent && mipS >= incumbent.evaluation.predicted.iterationTimeS)) return;
-    const start = placement.choices
-      .map((choice) => ({ layout: choice.layout, microbatches: choice.microbatches, replicas: Math.round(solution.values![choice.replicasColumn]!) }))
-      .filter((g) => g.replicas > 0);
-    const polished = budgetedPolish(coefficients, start);
+    const polished = budgetedPolish(coefficients, groups);
     if (polished && polished.moves > 0) consider(polished.plan, `${engine} + cost-model polish`, polished.evaluation);
   };
   const solvedMips: { index: number; coefficients: ConfigCoefficients }[] = [];
@@ -236,7 +234,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   const refinedGreedy: PlanSpec[] = [];
   for (const i of [...mipOrder].sort((a, b) => bounds[a]! - bounds[b]!).slice(0, seeds)) {
     const groups = greedyPlacement(scenario, refinedCoefficients.get(i)!);
-    if (groups) refinedGreedy.push(toPlan(candidates[i]!.config, scenario, groups.map(asGroup)));
+    if (groups) refinedGreedy.push(planOfGroups(refinedCoefficients.get(i)!, scenario, groups));
   }
   considerBestFirst(refinedGreedy, 'heuristic');
 
@@ -266,7 +264,6 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
    * finishes first stops the other, which answers with what it has.
    */
   const solveCandidateMip = async (position: number, i: number, primary: MipBackend, seed?: number): Promise<'stop' | undefined> => {
-    const candidate = candidates[i]!;
     const coefficients = seed === undefined ? refinedCoefficients.get(i)! : inFlight.get(i)!.coefficients;
     if (options.stopAtFirstFit && incumbent) return 'stop';
     if (Date.now() >= deadline) { timedOut = true; return 'stop'; }
@@ -317,7 +314,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
       if (!solved || !solved.solution.values) {
         // Every backend failed or found nothing: keep the closed-form bound, and try the heuristic here.
         const groups = greedyPlacement(scenario, coefficients);
-        if (groups) consider(toPlan(candidate.config, scenario, groups.map(asGroup)), 'heuristic');
+        if (groups) consider(planOfGroups(coefficients, scenario, groups), 'heuristic');
         if (!solved) return undefined;
       }
       const { solution, engine } = solved;
@@ -454,13 +451,11 @@ async function solveWithFallbacks(
   return bestBound > -Infinity ? { solution: { status: 'no-solution', dualBound: bestBound, boundProven: true }, engine: 'none' } : undefined;
 }
 
-const asGroup = (g: GreedyGroup) => ({ layout: g.layout.layout, microbatches: g.microbatches, replicas: g.replicas });
-
-function decodePlan(scenario: Scenario, c: ConfigCoefficients, placement: PlacementMip, values: readonly number[]): PlanSpec {
-  const groups = placement.choices
-    .map((choice) => ({ layout: choice.layout.layout, microbatches: choice.microbatches, replicas: Math.round(values[choice.replicasColumn]!) }))
+/** The placement a MIP solution describes: replicas per (layout, microbatch) choice. */
+function decodeGroups(placement: PlacementMip, values: readonly number[]): LayoutGroup[] {
+  return placement.choices
+    .map((choice) => ({ layout: choice.layout, microbatches: choice.microbatches, replicas: Math.round(values[choice.replicasColumn]!) }))
     .filter((g) => g.replicas > 0);
-  return toPlan(c.config, scenario, groups);
 }
 
 function tally(reasons: Map<string, number>, reason: string): void {
