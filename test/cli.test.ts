@@ -4,6 +4,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { runCli } from '../src/cli/run';
+import { ROWS, scenarioFor } from '../bench/plan-scaling-scenarios';
 import { ROOT, fixturePath, readPlanFixture } from './helpers/fixtures';
 
 async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -179,6 +180,30 @@ describe('scaleacross plan', () => {
     expect(exhaustive.solver.engine).toBe('exhaustive');
     expect(mip.bound.lowerBoundS).toBeLessThanOrEqual(exhaustive.predicted.iterationTimeS * (1 + 1e-9));
     expect(mip.predicted.iterationTimeS).toBeGreaterThanOrEqual(exhaustive.predicted.iterationTimeS * (1 - 1e-9));
+  });
+
+  it('--exhaustive cut short before any plan fits answers "unknown", not "no plan fits"', async () => {
+    // The 4-site MoE bench row: no placement of its first candidates is met within half a second.
+    const file = path.join(tmp, 'moe-four-sites.json');
+    fs.writeFileSync(file, JSON.stringify(scenarioFor(ROWS[ROWS.length - 1]!).spec));
+    const result = await run('plan', file, '--exhaustive', '--json', '--time-limit', '0.5');
+    expect(result.code).toBe(3);
+    const json = JSON.parse(result.out);
+    expect(json.status).toBe('unknown');
+    expect(json.bound.proven).toBe(false);
+    expect(json.reasons[0]).toMatch(/^enumeration stopped at the time limit of 0.5 s after \d+ plans, none of them fitting; not proven infeasible/);
+    expect(json.diagnosis).toBeUndefined();
+  });
+
+  it('--exhaustive keeps to its time limit within one placement\'s network settings', async () => {
+    // Four sites in a full mesh: a placement whose traffic loads four links has 24^4 = 331,776
+    // network settings (before the fix, a 1 s limit ran for 18.6 s on one such placement).
+    const result = await run('plan', fixturePath('small/four-site-mesh.json'), '--exhaustive', '--json', '--time-limit', '1');
+    expect(result.code).toBe(0);
+    const json = JSON.parse(result.out);
+    expect(json.status).toBe('feasible');
+    expect(json.bound.proven).toBe(false);
+    expect(json.solver.timeS).toBeLessThan(2);
   });
 
   it.each([

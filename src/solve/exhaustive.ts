@@ -60,6 +60,8 @@ export function exhaustiveSearch(scenario: Scenario, restriction: SpaceRestricti
         const base = evaluateLayout(scenario, layOutPlan(scenario, plan));
         const loaded = base.predicted.links.map((l) => l.bytesPerIteration > 0);
         for (const network of networkCombinations(scenario, restriction, loaded)) {
+          // One placement on a mesh has (links x settings) combinations by the million: keep to the limit within it too.
+          if ((plansEvaluated & 1023) === 1023 && Date.now() >= deadline) return false;
           const withNetwork: PlanSpec = { ...plan, network };
           const evaluation = evaluateLayout(scenario, layOutPlan(scenario, withNetwork));
           plansEvaluated++;

@@ -57,8 +57,10 @@ function exhaustiveResult(scenario: Scenario, timeLimitS: number): PlanResult {
     mipsSolved: 0, pruned: 0, timedOut: !result.complete,
   };
   if (!result.plan || !result.evaluation) {
-    const bound = { lowerBoundS: result.complete ? Infinity : 0, gap: Infinity, proven: result.complete };
-    return { status: 'infeasible', bound, solver, reasons: result.complete ? ['no plan in the search space fits'] : ['enumeration stopped at the time limit before any plan fitted'], baselines: [] };
+    // Only a complete enumeration proves that nothing fits; one cut short has merely not met a plan yet.
+    if (result.complete) return { status: 'infeasible', bound: { lowerBoundS: Infinity, gap: Infinity, proven: true }, solver, reasons: ['no plan in the search space fits'], baselines: [] };
+    const reason = `enumeration stopped at the time limit of ${timeLimitS} s after ${result.plansEvaluated} plans, none of them fitting; not proven infeasible: raise --time-limit, or plan without --exhaustive`;
+    return { status: 'unknown', bound: { lowerBoundS: 0, gap: Infinity, proven: false }, solver, reasons: [reason], baselines: [] };
   }
   const evaluation = recheckPlan(scenario, result.plan, result.evaluation);
   const time = evaluation.predicted.iterationTimeS;
