@@ -4,18 +4,16 @@
  * and the least cost-model time it finds must be at least the quick bound, each closed-form
  * refined bound (outer, capacity, forced spanning) and the placement MIP's proven optimum.
  */
-import { capacityLowerBound, forcedSpanningLowerBound, outerLowerBound } from '../src/formulation/coefficients';
-import { buildPlacementMip } from '../src/formulation/placement-mip';
+import { buildPlacementMip, provenIterationBoundS } from '../src/formulation/placement-mip';
 import { FULL_SPACE } from '../src/formulation/search-space';
 import { parseScenario, type Scenario } from '../src/model/scenario';
 import type { Candidate } from '../src/solve/candidates';
 import { exhaustiveSearch } from '../src/solve/exhaustive';
 import { HighsWorkerBackend } from '../src/solve/highs-worker-backend';
+import { assertAtMostLeastTime, closedFormBounds } from './helpers/bound-checks';
 import { clone, readFixture } from './helpers/fixtures';
 
 type Json = any; // scenario JSON mutated below
-
-const TOLERANCE = 1e-9;
 
 /** The small fixtures, plus variants that make stages span sites (forced spanning, F10b, F10d), rings longer (F14b) and sites spill out of pods (F12). */
 function scenarios(): [string, Scenario][] {
@@ -70,16 +68,8 @@ describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\
     let spanningBinds = 0;
     for (const { candidate, leastS } of visited) {
       if (!Number.isFinite(leastS)) continue;
-      const c = candidate.coefficients();
-      const bounds = {
-        quick: candidate.quickBoundS,
-        outer: outerLowerBound(c, candidate.quickBoundS),
-        capacity: capacityLowerBound(c, siteGpus),
-        forcedSpanning: forcedSpanningLowerBound(c, siteGpus, candidate.quickBoundS),
-      };
-      for (const [name, bound] of Object.entries(bounds)) {
-        if (bound > leastS * (1 + TOLERANCE)) throw new Error(`${name} bound ${bound} > least time ${leastS} for ${JSON.stringify(candidate.config)} dp ${candidate.dp}`);
-      }
+      const bounds = closedFormBounds(candidate, siteGpus);
+      assertAtMostLeastTime({ ...bounds }, leastS, candidate);
       if (bounds.forcedSpanning > bounds.quick) spanningBinds++;
       checked++;
     }
@@ -97,8 +87,7 @@ describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\
       expect(placement).toBeDefined();
       const solution = await highs.solve(placement!.mip, { timeLimitS: 20, relativeGap: 0 });
       expect(solution.boundProven).toBe(true);
-      const bound = solution.dualBound - placement!.tieBreakAllowanceS;
-      if (bound > leastS * (1 + 1e-6)) throw new Error(`MIP bound ${bound} > least time ${leastS} for ${JSON.stringify(candidate.config)} dp ${candidate.dp}`);
+      assertAtMostLeastTime({ MIP: provenIterationBoundS(placement!, solution.dualBound) }, leastS, candidate);
       checked++;
     }
     expect(checked).toBeGreaterThan(0);

@@ -4,7 +4,7 @@
  * model, and a bound valid for every plan in the space.
  */
 import { batchTooSmallForReplicas, capacityLowerBound, forcedSpanningLowerBound, outerLowerBound, planOfGroups, type ConfigCoefficients, type LayoutGroup } from '../formulation/coefficients';
-import { buildPlacementMip, type PlacementMip } from '../formulation/placement-mip';
+import { buildPlacementMip, provenIterationBoundS, type PlacementMip } from '../formulation/placement-mip';
 import { planInSpace, type SpaceRestriction } from '../formulation/search-space';
 import { evaluateLayout, type Evaluation } from '../model/evaluate';
 import { layOutPlan } from '../model/placement';
@@ -179,7 +179,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     const groups = decodeGroups(placement, solution.values!);
     const plan = planOfGroups(coefficients, scenario, groups);
     const evaluation = evaluateLayout(scenario, layOutPlan(scenario, plan));
-    checkMipPlan(scenario, placement, solution.values!, solution.boundProven ? solution.dualBound - placement.tieBreakAllowanceS : -Infinity, evaluation, coefficients.sendBytes);
+    checkMipPlan(scenario, placement, solution.values!, solution.boundProven ? provenIterationBoundS(placement, solution.dualBound) : -Infinity, evaluation, coefficients.sendBytes);
     consider(plan, engine, evaluation);
     // The MIP thought this placement beats the incumbent, the cost model disagrees by more than
     // the target gap: its rings share links the MIP saw as spread (§4, placement polish).
@@ -253,7 +253,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   /** What a MIP built with F0 at `fasterThanS` proves about candidate i: its dual bound, capped there (F0). */
   const recordMipBound = (i: number, fasterThanS: number, placement: PlacementMip, solution: MipSolution) => {
     if (solution.status === 'infeasible') noneFaster(i, fasterThanS);
-    else if (solution.boundProven && Number.isFinite(solution.dualBound)) bounds[i] = Math.max(bounds[i]!, Math.min(fasterThanS, solution.dualBound - placement.tieBreakAllowanceS));
+    else if (solution.boundProven && Number.isFinite(solution.dualBound)) bounds[i] = Math.max(bounds[i]!, Math.min(fasterThanS, provenIterationBoundS(placement, solution.dualBound)));
   };
 
   /** Candidates whose MIP is being solved: a free lane may solve the same MIP with another seed. */
