@@ -37,6 +37,14 @@ export interface PlanLayout {
   readonly groups: readonly ReplicaGroupLayout[];
 }
 
+/**
+ * `layout` with other per-link network settings. Settings change no stage, group or degree, so
+ * nothing is parsed or laid out again (callers pass settings built from the scenario's links).
+ */
+export function withNetworkSettings(layout: PlanLayout, network: PlanSpec['network']): PlanLayout {
+  return { ...layout, plan: { ...layout.plan, network } };
+}
+
 /** Parses and lays out a plan against a scenario; throws {@link ScenarioValidationError} on structural errors. */
 export function layOutPlan(scenario: Scenario, input: unknown, pathPrefix = 'plan'): PlanLayout {
   const parsed = planSchema.safeParse(input, { reportInput: true });

@@ -6,7 +6,7 @@
 import { toPlan, type SpaceRestriction } from '../formulation/search-space';
 import type { LayoutCoefficients } from '../formulation/coefficients';
 import { evaluateLayout, type Evaluation } from '../model/evaluate';
-import { layOutPlan } from '../model/placement';
+import { layOutPlan, withNetworkSettings } from '../model/placement';
 import type { LinkSettingsSpec, PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { enumerateCandidates, type Candidate } from './candidates';
@@ -57,13 +57,15 @@ export function exhaustiveSearch(scenario: Scenario, restriction: SpaceRestricti
         const groups = choices.flatMap((ch, j) => (counts[j]! > 0 ? [{ layout: ch.layout.layout, microbatches: ch.k, replicas: counts[j]! }] : []));
         const plan = toPlan(c.config, scenario, groups);
         // Settings of a link that carries nothing cannot change the plan's time: enumerate only the loaded links.
-        const base = evaluateLayout(scenario, layOutPlan(scenario, plan));
+        // Laid out once: each network combination only swaps its settings in.
+        const laidOut = layOutPlan(scenario, plan);
+        const base = evaluateLayout(scenario, laidOut);
         const loaded = base.predicted.links.map((l) => l.bytesPerIteration > 0);
         for (const network of networkCombinations(scenario, restriction, loaded)) {
           // One placement on a mesh has (links x settings) combinations by the million: keep to the limit within it too.
           if ((plansEvaluated & 1023) === 1023 && Date.now() >= deadline) return false;
           const withNetwork: PlanSpec = { ...plan, network };
-          const evaluation = evaluateLayout(scenario, layOutPlan(scenario, withNetwork));
+          const evaluation = evaluateLayout(scenario, withNetworkSettings(laidOut, network));
           plansEvaluated++;
           if (evaluation.fits) candidateLeastS = Math.min(candidateLeastS, evaluation.predicted.iterationTimeS);
           if (evaluation.fits && (!best || evaluation.predicted.iterationTimeS < best.evaluation.predicted.iterationTimeS)) {

@@ -4,7 +4,7 @@
  * by evaluating the cost model, one link at a time, until no link's choice changes.
  */
 import { evaluateLayout, type Evaluation } from '../model/evaluate';
-import { layOutPlan } from '../model/placement';
+import { layOutPlan, withNetworkSettings } from '../model/placement';
 import type { LinkSettingsSpec, PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 
@@ -34,7 +34,7 @@ export function chooseNetworkSettings(scenario: Scenario, plan: PlanSpec): { pla
   const layout = layOutPlan(scenario, plan);
   const evaluateWith = (network: LinkSettingsSpec[]) => {
     const candidate: PlanSpec = { ...plan, network: network.length > 0 ? network : undefined };
-    return { plan: candidate, evaluation: evaluateLayout(scenario, { ...layout, plan: { ...layout.plan, network: candidate.network } }) };
+    return { plan: candidate, evaluation: evaluateLayout(scenario, withNetworkSettings(layout, candidate.network)) };
   };
   const current: LinkSettingsSpec[] = scenario.links.map((_, i) => ({
     between: linkEnds(scenario, i), transport: 'roce', flowsPerGpuPair: 1, collectives: 'hierarchical', gradientCompression: 'none',

@@ -96,10 +96,11 @@ export function polishPlacement(scenario: Scenario, c: ConfigCoefficients, start
     pairs.sort((p, q) => Math.min(groups[p[0]]!.replicas, groups[p[1]]!.replicas) - Math.min(groups[q[0]]!.replicas, groups[q[1]]!.replicas));
     for (const [g, h] of pairs) {
       const [x, y] = [groups[g]!, groups[h]!];
+      const pairGpus = new Map<number, number>();
+      for (const layout of [x.layout, y.layout]) for (const [site, gpus] of layout.gpusPerSite) pairGpus.set(site, (pairGpus.get(site) ?? 0) + gpus);
       for (const xNew of c.layouts) {
         if (xNew === x.layout || xNew === y.layout || !xNew.fittingMicrobatches.includes(x.microbatches)) continue;
-        const rest = new Map<number, number>();
-        for (const layout of [x.layout, y.layout]) for (const [site, gpus] of layout.gpusPerSite) rest.set(site, (rest.get(site) ?? 0) + gpus);
+        const rest = new Map(pairGpus);
         for (const [site, gpus] of xNew.gpusPerSite) rest.set(site, (rest.get(site) ?? 0) - gpus);
         for (const yNew of byUsage.get(usageKey(rest)) ?? []) {
           if (yNew === x.layout || yNew === y.layout || !yNew.fittingMicrobatches.includes(y.microbatches)) continue;

@@ -141,6 +141,13 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   // Seeds: the best candidates first; if none of them gives a plan, keep going down the list
   // (within a fifth of the time) so that large scenarios start with an incumbent.
   const seeded = new Map<number, ConfigCoefficients>();
+  // The greedy placement of candidate i, computed once: the seed phase, the refined candidates'
+  // seeds, the polish while a MIP runs and a MIP's fallback all start from it.
+  const greedyByCandidate = new Map<number, LayoutGroup[] | undefined>();
+  const greedyOf = (i: number, coefficients: ConfigCoefficients) => {
+    if (!greedyByCandidate.has(i)) greedyByCandidate.set(i, greedyPlacement(scenario, coefficients));
+    return greedyByCandidate.get(i);
+  };
   const seeds = options.heuristicSeeds ?? HEURISTIC_SEEDS;
   const seedDeadline = started + options.timeLimitS * 200;
   // The first `seeds` greedy plans are considered together, best case first; later ones one by one.
@@ -153,7 +160,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     if (!Number.isFinite(candidate.quickBoundS)) break;
     const coefficients = candidate.coefficients();
     if (i < seeds) seeded.set(i, coefficients);
-    const groups = greedyPlacement(scenario, coefficients);
+    const groups = greedyOf(i, coefficients);
     if (!groups) continue;
     const plan = planOfGroups(coefficients, scenario, groups);
     if (i < seeds) greedyPlans.push(plan);
@@ -233,14 +240,14 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   const mipOrder = [...refinedCoefficients.keys()].sort((a, b) => Number(isLarge.get(a)) - Number(isLarge.get(b)) || bounds[a]! - bounds[b]! || a - b);
   const refinedGreedy: PlanSpec[] = [];
   for (const i of [...mipOrder].sort((a, b) => bounds[a]! - bounds[b]!).slice(0, seeds)) {
-    const groups = greedyPlacement(scenario, refinedCoefficients.get(i)!);
+    const groups = greedyOf(i, refinedCoefficients.get(i)!);
     if (groups) refinedGreedy.push(planOfGroups(refinedCoefficients.get(i)!, scenario, groups));
   }
   considerBestFirst(refinedGreedy, 'heuristic');
 
   /** The greedy placement of candidate i, polished on the cost model, as a heuristic plan. */
   const polishGreedy = (i: number, coefficients: ConfigCoefficients) => {
-    const groups = greedyPlacement(scenario, coefficients);
+    const groups = greedyOf(i, coefficients);
     if (!groups) return;
     const polished = budgetedPolish(coefficients, groups);
     if (polished) consider(polished.plan, polished.moves > 0 ? 'heuristic + cost-model polish' : 'heuristic', polished.evaluation);
@@ -313,7 +320,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     try {
       if (!solved || !solved.solution.values) {
         // Every backend failed or found nothing: keep the closed-form bound, and try the heuristic here.
-        const groups = greedyPlacement(scenario, coefficients);
+        const groups = greedyOf(i, coefficients);
         if (groups) consider(planOfGroups(coefficients, scenario, groups), 'heuristic');
         if (!solved) return undefined;
       }
