@@ -49,7 +49,7 @@ function parsed(spec: unknown): Scenario | undefined {
 }
 
 describe('bounds and plans on random small scenarios, against exhaustive search', () => {
-  const tally = { scenarios: 0, invalid: 0, tooLarge: 0, candidates: 0, mips: 0, withPlan: 0, forcedSpanningBinds: 0 };
+  const tally = { scenarios: 0, invalid: 0, tooLarge: 0, candidates: 0, mips: 0, withPlan: 0, forcedSpanningBinds: 0, ringPatternBinds: 0 };
 
   it('no bound exceeds a candidate\'s exhaustive optimum, and plan agrees with it', async () => {
     await fc.assert(fc.asyncProperty(smallScenarioArbitrary, async (spec) => {
@@ -61,14 +61,14 @@ describe('bounds and plans on random small scenarios, against exhaustive search'
       if (!exhaustive.complete) tally.tooLarge++;
       fc.pre(exhaustive.complete);
       tally.scenarios++;
-      const siteGpus = scenario!.sites.map((s) => s.gpus);
       let mips = 0;
       const mipsStarted = Date.now();
       for (const { candidate, leastS } of visited) {
         if (!Number.isFinite(leastS)) continue;
-        const bounds = closedFormBounds(candidate, siteGpus);
+        const bounds = closedFormBounds(candidate, scenario!);
         assertAtMostLeastTime({ ...bounds }, leastS, candidate);
         if (bounds.forcedSpanning > bounds.quick) tally.forcedSpanningBinds++;
+        if (bounds.ringPattern > Math.max(bounds.quick, bounds.forcedSpanning)) tally.ringPatternBinds++;
         tally.candidates++;
         if (mips >= MIPS_PER_SCENARIO) continue;
         const placement = buildPlacementMip(scenario!, candidate.coefficients(), 0);

@@ -5,6 +5,7 @@
  */
 import { batchTooSmallForReplicas, capacityLowerBound, forcedSpanningLowerBound, outerLowerBound, planOfGroups, type ConfigCoefficients, type LayoutGroup } from '../formulation/coefficients';
 import { buildPlacementMip, provenIterationBoundS, type PlacementMip } from '../formulation/placement-mip';
+import { ringPatternLowerBound } from '../formulation/ring-pattern-bound';
 import { planInSpace, type SpaceRestriction } from '../formulation/search-space';
 import { evaluateLayout, type Evaluation } from '../model/evaluate';
 import { layOutPlan } from '../model/placement';
@@ -223,8 +224,12 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
         : 'no replica layout fits in GPU memory');
       continue;
     }
-    bounds[index] = Math.max(bounds[index]!, refined);
-    if (refined >= threshold()) { pruned++; continue; }
+    // The ring-pattern bound searches the class hostings (milliseconds to a tenth of a second):
+    // only for candidates the closed forms leave under the threshold.
+    const lifted = refined >= threshold() ? refined : Math.max(refined, ringPatternLowerBound(scenario, coefficients, siteGpus, candidate.quickBoundS));
+    bounds[index] = Math.max(bounds[index]!, lifted);
+    if (!Number.isFinite(lifted)) { tally(reasons, 'no hosting of its stage classes fits the GPUs'); continue; }
+    if (lifted >= threshold()) { pruned++; continue; }
     refinedCoefficients.set(index, coefficients);
   }
   const unrefined = timedOut ? 0 : Math.max(0, candidates.length - index);

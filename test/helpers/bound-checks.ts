@@ -3,6 +3,8 @@
  * exceeds the candidate's least time found by exhaustive search.
  */
 import { capacityLowerBound, forcedSpanningLowerBound, outerLowerBound } from '../../src/formulation/coefficients';
+import { ringPatternLowerBound } from '../../src/formulation/ring-pattern-bound';
+import type { Scenario } from '../../src/model/scenario';
 import type { Candidate } from '../../src/solve/candidates';
 
 export interface ClosedFormBounds {
@@ -10,15 +12,18 @@ export interface ClosedFormBounds {
   readonly outer: number;
   readonly capacity: number;
   readonly forcedSpanning: number;
+  readonly ringPattern: number;
 }
 
-export function closedFormBounds(candidate: Candidate, siteGpus: readonly number[]): ClosedFormBounds {
+export function closedFormBounds(candidate: Candidate, scenario: Scenario): ClosedFormBounds {
   const c = candidate.coefficients();
+  const siteGpus = scenario.sites.map((s) => s.gpus);
   return {
     quick: candidate.quickBoundS,
     outer: outerLowerBound(c, candidate.quickBoundS),
     capacity: capacityLowerBound(c, siteGpus),
     forcedSpanning: forcedSpanningLowerBound(c, siteGpus, candidate.quickBoundS),
+    ringPattern: ringPatternLowerBound(scenario, c, siteGpus, candidate.quickBoundS),
   };
 }
 

@@ -1,0 +1,205 @@
+/**
+ * Ring-pattern bound (docs/formulation.md §4, step 3(d)): the least cross-site gradient phase
+ * over every way the candidate's stage classes can be hosted by the sites, found by a
+ * depth-first branch and bound over classes.
+ *
+ * Every placement hosts stage class c on a set of sites H_c. The cost model syncs each class's
+ * gradients in a ring over H_c in site order, so the H_c fix the cross-site phase exactly (at the
+ * best link speed any network setting reaches): the busiest link direction's ring bytes plus
+ * 2(k-1) hop latencies. Which families (H_c) a placement can produce is limited in two ways that
+ * the search enforces, both necessary conditions, so the least phase over the families that pass
+ * is at most every placement's:
+ * - a replica is whole on one site or split once, so along the classes a site is hosted as
+ *   prefix (cut where one of its split layouts starts), gap, suffix (cut where one ends): its
+ *   membership reads 1..1 0..0 1..1, with each change at a cut some layout makes there;
+ * - GPUs: with at least one replica of class c on each site of H_c, dp replicas of every class
+ *   must fit the sites' GPUs (transportation feasibility, checked by Gale's condition over site
+ *   subsets, fractional replicas allowed).
+ * Placements and layouts beyond these (which site pairs a replica joins, integral replicas,
+ * microbatches) are relaxed, so the result is a lower bound, not the exact optimum.
+ */
+import { exposedSyncS } from '../model/pipeline';
+import type { Scenario } from '../model/scenario';
+import { largestWindowsS, stageClasses, type ConfigCoefficients } from './coefficients';
+
+/** Branch-and-bound nodes one candidate may use; past it the bound is not claimed. */
+export const RING_PATTERN_NODE_BUDGET = 200_000;
+/** Sites beyond which the 2^S subsets per class make the search too wide to try. */
+const MAX_SITES = 5;
+
+/** A site's place along the classes: hosted from the start, left after a prefix, not yet hosted, hosted to the end. */
+const enum Phase { Prefix, Gap, None, Suffix }
+
+interface RingLoadTable {
+  /** For each nonempty site subset (bitmask), bytes per class byte on each link direction (2 per link). */
+  readonly perDirection: readonly (Float64Array | undefined)[];
+  /** Its largest hop latency, s. */
+  readonly hopLatencyS: readonly number[];
+}
+
+/** Per site subset, the load a ring over it puts on each link direction per byte of the class, as the cost model routes it. */
+function ringLoadTable(scenario: Scenario, siteCount: number): RingLoadTable {
+  const perDirection: (Float64Array | undefined)[] = [undefined];
+  const hopLatencyS: number[] = [0];
+  for (let mask = 1; mask < 1 << siteCount; mask++) {
+    const sites = [...Array(siteCount).keys()].filter((s) => mask & (1 << s));
+    const k = sites.length;
+    const load = new Float64Array(2 * scenario.links.length);
+    let latency = 0;
+    if (k >= 2) {
+      const share = (2 * (k - 1)) / k;
+      sites.forEach((from, i) => {
+        const to = sites[(i + 1) % k]!;
+        let at = from;
+        let hopLatency = 0;
+        for (const index of scenario.routes[from]![to]!) {
+          const link = scenario.links[index]!;
+          const forward = link.siteA === at;
+          load[2 * index + (forward ? 0 : 1)] += share;
+          hopLatency += link.rttS / 2;
+          at = forward ? link.siteB : link.siteA;
+        }
+        latency = Math.max(latency, hopLatency);
+      });
+    }
+    perDirection.push(load);
+    hopLatencyS.push(latency);
+  }
+  return { perDirection, hopLatencyS };
+}
+
+/**
+ * A lower bound on every placement's iteration time from the least cross-site phase its class
+ * hosting allows: pipelineBoundS + min over feasible hostings of the worst stage's exposed sync
+ * (in-site spread ring plus, for spanning stages, that hosting's cross-site phase) + optimizer.
+ * -Infinity when not applicable (one site, no links, more than five sites, classes not
+ * contiguous) or when the search runs out of its node budget.
+ */
+export function ringPatternLowerBound(scenario: Scenario, c: ConfigCoefficients, siteGpus: readonly number[], pipelineBoundS: number, nodeBudget = RING_PATTERN_NODE_BUDGET): number {
+  const siteCount = siteGpus.length;
+  if (siteCount < 2 || siteCount > MAX_SITES || scenario.links.length === 0 || c.layouts.length === 0) return -Infinity;
+  const classes = stageClasses(c).map((stages) => [...stages].sort((a, b) => a - b));
+  classes.sort((a, b) => a[0]! - b[0]!);
+  // Contiguous classes in stage order (whole and once-split layouts always give them).
+  let expected = 0;
+  for (const stages of classes) for (const j of stages) if (j !== expected++) return -Infinity;
+  const classCount = classes.length;
+  const firstStage = classes.map((stages) => stages[0]!);
+
+  // Where each site's membership may change: cuts of split layouts starting (prefix ends) or
+  // ending (suffix starts) there; whole layouts let a site host every class.
+  const prefixEnds = siteGpus.map(() => new Set<number>());
+  const suffixStarts = siteGpus.map(() => new Set<number>());
+  const whole = siteGpus.map(() => false);
+  for (const { layout } of c.layouts) {
+    const first = layout.stageSite[0]!;
+    const cut = layout.stageSite.findIndex((s) => s !== first);
+    if (cut < 0) { whole[first] = true; continue; }
+    prefixEnds[first]!.add(cut);
+    suffixStarts[layout.stageSite[cut]!]!.add(cut);
+  }
+  const hostsAll = siteGpus.map((_, s) => whole[s]! || [...prefixEnds[s]!].some((a) => [...suffixStarts[s]!].some((b) => b <= a)));
+
+  const table = ringLoadTable(scenario, siteCount);
+  const directionBytesPerS = c.linkBytesPerS.flatMap((bw) => [bw, bw]);
+  const classBytes = classes.map((stages) => stages.reduce((sum, j) => sum + c.crossGradientBytes[j]!, 0));
+  const classGpus = classes.map((stages) => stages.length * c.config.tp * c.config.cp);
+  const windows = c.stages.map((_, j) => largestWindowsS(c, j));
+  const exposure = (j: number, crossS: number) => exposedSyncS(c.config, c.overlapDp, c.intraSyncSpreadS[j]! + crossS, windows[j]![0], windows[j]![1]);
+  // Exposure grows with the sync and shrinks with the windows: within a class only the stages no
+  // other stage beats on all three count (as for the MIP's F11 rows).
+  const dominates = (j: number, k: number) => c.intraSyncSpreadS[j]! >= c.intraSyncSpreadS[k]! && windows[j]![0] <= windows[k]![0] && windows[j]![1] <= windows[k]![1];
+  const decisive = classes.map((stages) => stages.filter((k, at) => !stages.some((j, other) => other !== at && dominates(j, k) && (!dominates(k, j) || other < at))));
+  // Exposure of each class's stages when they do not span (cross-site phase 0): a floor for every hosting.
+  const ownExposure = decisive.map((stages) => Math.max(...stages.map((j) => exposure(j, 0))));
+
+  const hosting = new Int32Array(classCount);
+  const load = new Float64Array(directionBytesPerS.length);
+  const subsetCount = 1 << siteCount;
+  let nodes = 0;
+  let best = Infinity;
+
+  // Gale's condition, kept as classes are added (each with one replica per hosting site): for every
+  // site subset T, the replicas still to place of the classes hosted only inside T fit T's spare GPUs.
+  const spareGpus = siteGpus.slice();
+  const demandInside = new Float64Array(subsetCount);
+  const supplyOf = (subset: number) => { let supply = 0; for (let s = 0; s < siteCount; s++) if (subset & (1 << s)) supply += spareGpus[s]!; return supply; };
+  const addClass = (i: number, h: number, sign: 1 | -1) => {
+    for (let s = 0; s < siteCount; s++) if (h & (1 << s)) spareGpus[s]! -= sign * classGpus[i]!;
+    const rest = sign * (c.dp - popcount(h)) * classGpus[i]!;
+    for (let subset = h; subset < subsetCount; subset = (subset + 1) | h) demandInside[subset]! += rest;
+  };
+  const gpusSuffice = (): boolean => {
+    for (let s = 0; s < siteCount; s++) if (spareGpus[s]! < -1e-9) return false;
+    for (let subset = 1; subset < subsetCount; subset++) if (demandInside[subset]! > supplyOf(subset) + 1e-9) return false;
+    return true;
+  };
+  /** The worst exposed sync of classes 0..upTo-1 given the cross-site phase of their rings so far. */
+  const exposedSoFar = (upTo: number, mostSites: number, hopLatencyS: number): number => {
+    let busiest = 0;
+    for (let d = 0; d < load.length; d++) if (load[d]! > 0) busiest = Math.max(busiest, load[d]! / directionBytesPerS[d]!);
+    const crossS = busiest > 0 ? busiest + 2 * (mostSites - 1) * hopLatencyS : 0;
+    let worst = 0;
+    for (let i = 0; i < upTo; i++) {
+      if (popcount(hosting[i]!) < 2) { worst = Math.max(worst, ownExposure[i]!); continue; }
+      for (const j of decisive[i]!) worst = Math.max(worst, exposure(j, crossS));
+    }
+    return worst;
+  };
+
+  // Fewest sites first: hostings that span less are cheaper, so good incumbents come early.
+  const subsets = Array.from({ length: subsetCount - 1 }, (_, k) => k + 1).filter((h) => popcount(h) <= c.dp).sort((a, b) => popcount(a) - popcount(b) || a - b);
+  const phases = new Int8Array(siteCount);
+  const search = (i: number, mostSites: number, hopLatencyS: number): boolean => {
+    if (++nodes > nodeBudget) return false;
+    if (i === classCount) {
+      // A site hosted to the end from the start must be able to host every class.
+      for (let s = 0; s < siteCount; s++) if (phases[s] === Phase.Prefix && !hostsAll[s]) return true;
+      best = Math.min(best, exposedSoFar(classCount, mostSites, hopLatencyS));
+      return true;
+    }
+    const saved = Array.from(phases);
+    for (const h of subsets) {
+      // Each site's membership may change only at a cut some layout makes there.
+      let allowed = true;
+      const next = saved.slice();
+      for (let s = 0; s < siteCount && allowed; s++) {
+        const inside = (h & (1 << s)) !== 0;
+        const phase = saved[s]!;
+        if (i === 0) { next[s] = inside ? Phase.Prefix : Phase.None; continue; }
+        const cut = firstStage[i]!;
+        if (phase === Phase.Prefix) { if (!inside) { allowed = prefixEnds[s]!.has(cut); next[s] = Phase.Gap; } }
+        else if (phase === Phase.Suffix) allowed = inside;
+        else if (inside) { allowed = suffixStarts[s]!.has(cut); next[s] = Phase.Suffix; }
+      }
+      if (!allowed) continue;
+      hosting[i] = h;
+      const spans = popcount(h) >= 2;
+      const ring = table.perDirection[h]!;
+      if (spans) for (let d = 0; d < load.length; d++) load[d]! += classBytes[i]! * ring[d]!;
+      const sites = Math.max(mostSites, popcount(h));
+      const latency = spans ? Math.max(hopLatencyS, table.hopLatencyS[h]!) : hopLatencyS;
+      // Loads, latencies and spanning only grow with more classes: the partial exposure bounds every completion.
+      addClass(i, h, 1);
+      let finished = true;
+      if (exposedSoFar(i + 1, sites, latency) < best && gpusSuffice()) {
+        for (let s = 0; s < siteCount; s++) phases[s] = next[s]!;
+        finished = search(i + 1, sites, latency);
+        for (let s = 0; s < siteCount; s++) phases[s] = saved[s]!;
+      }
+      addClass(i, h, -1);
+      if (spans) for (let d = 0; d < load.length; d++) load[d]! -= classBytes[i]! * ring[d]!;
+      if (!finished) return false;
+    }
+    return true;
+  };
+  if (!search(0, 1, 0)) return -Infinity;
+  if (!Number.isFinite(best)) return Infinity;
+  return pipelineBoundS + best + c.optimizerS;
+}
+
+function popcount(mask: number): number {
+  let count = 0;
+  for (let m = mask; m > 0; m &= m - 1) count++;
+  return count;
+}
