@@ -66,12 +66,14 @@ describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\
     let checked = 0;
     let spanningBinds = 0;
     let ringPatternBinds = 0;
+    let ringPatternExact = 0;
     for (const { candidate, leastS } of visited) {
       if (!Number.isFinite(leastS)) continue;
       const bounds = closedFormBounds(candidate, scenario);
       assertAtMostLeastTime({ ...bounds }, leastS, candidate);
       if (bounds.forcedSpanning > bounds.quick) spanningBinds++;
       if (bounds.ringPattern > Math.max(bounds.quick, bounds.forcedSpanning)) ringPatternBinds++;
+      if (bounds.ringPattern >= leastS * (1 - 1e-9)) ringPatternExact++;
       checked++;
     }
     expect(checked).toBeGreaterThan(0);
@@ -80,6 +82,9 @@ describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\
     // Wherever sites are linked the ring-pattern bound lifts candidates (measured: on 72 of 74
     // two-site candidates, 3 of 3 with three equal sites), so a wrong one would show here.
     if (scenario.sites.length > 1) expect(ringPatternBinds).toBeGreaterThan(0);
+    // ... and on two sites it meets the exhaustive optimum itself on some candidates (x1.005 fails above).
+    if (name === 'two-sites') expect(ringPatternExact).toBeGreaterThan(0);
+    if (process.env['BOUND_VERBOSE']) console.log(`${name}: ${checked} candidates, ring pattern above quick and forced spanning on ${ringPatternBinds}, equal to the optimum on ${ringPatternExact}`);
   });
 
   it('the placement MIP solved to optimality never exceeds the least time', async () => {

@@ -6,15 +6,19 @@
  * Every placement hosts stage class c on a set of sites H_c. The cost model syncs each class's
  * gradients in a ring over H_c in site order, so the H_c fix the cross-site phase exactly (at the
  * best link speed any network setting reaches): the busiest link direction's ring bytes plus
- * 2(k-1) hop latencies. Which families (H_c) a placement can produce is limited in two ways that
- * the search enforces, both necessary conditions, so the least phase over the families that pass
- * is at most every placement's:
+ * 2(k-1) hop latencies; and a class on k sites has a site holding ceil(dp/k) of its replicas, so
+ * an in-site ring at least that long. Which families (H_c) a placement can produce is limited in
+ * three ways that the search enforces, all necessary conditions, so the least exposure over the
+ * families that pass is at most every placement's:
  * - a replica is whole on one site or split once, so along the classes a site is hosted as
  *   prefix (cut where one of its split layouts starts), gap, suffix (cut where one ends): its
  *   membership reads 1..1 0..0 1..1, with each change at a cut some layout makes there;
  * - GPUs: with at least one replica of class c on each site of H_c, dp replicas of every class
  *   must fit the sites' GPUs (transportation feasibility, checked by Gale's condition over site
- *   subsets, fractional replicas allowed).
+ *   subsets, fractional replicas allowed);
+ * - changes of site: a replica changes site at most once, so over disjoint runs of class
+ *   boundaries the replicas that must change (all but those that can keep the run's classes on
+ *   one site hosting all of them) add up to at most dp.
  * Placements and layouts beyond these (which site pairs a replica joins, integral replicas,
  * microbatches) are relaxed, so the result is a lower bound, not the exact optimum.
  */
@@ -105,17 +109,30 @@ export function ringPatternLowerBound(scenario: Scenario, c: ConfigCoefficients,
   const classBytes = classes.map((stages) => stages.reduce((sum, j) => sum + c.crossGradientBytes[j]!, 0));
   const classGpus = classes.map((stages) => stages.length * c.config.tp * c.config.cp);
   const windows = c.stages.map((_, j) => largestWindowsS(c, j));
-  const exposure = (j: number, crossS: number) => exposedSyncS(c.config, c.overlapDp, c.intraSyncSpreadS[j]! + crossS, windows[j]![0], windows[j]![1]);
-  // Exposure grows with the sync and shrinks with the windows: within a class only the stages no
-  // other stage beats on all three count (as for the MIP's F11 rows).
-  const dominates = (j: number, k: number) => c.intraSyncSpreadS[j]! >= c.intraSyncSpreadS[k]! && windows[j]![0] <= windows[k]![0] && windows[j]![1] <= windows[k]![1];
+  const subsetCount = 1 << siteCount;
+  // In-site ring of stage j when its class is hosted by the sites in h: one of them holds at least
+  // ceil(dp / |h|) replicas (all dp on one site), and a ring never gets faster with more ranks.
+  const inSiteS = c.stages.map((_, j) => Float64Array.from({ length: subsetCount }, (_, h) => {
+    const replicas = Math.ceil(c.dp / Math.max(1, popcount(h)));
+    let least = Infinity;
+    for (let site = 0; site < siteCount; site++) if (h & (1 << site)) least = Math.min(least, c.ringS(j, site, replicas, false));
+    return least;
+  }));
+  const exposure = (j: number, h: number, crossS: number) => exposedSyncS(c.config, c.overlapDp, inSiteS[j]![h]! + crossS, windows[j]![0], windows[j]![1]);
+  // Exposure grows with the sync (so with the gradient bytes) and shrinks with the windows: within
+  // a class only the stages no other stage beats on all three count (as for the MIP's F11 rows).
+  const bytes = c.crossGradientBytes;
+  const dominates = (j: number, k: number) => bytes[j]! >= bytes[k]! && windows[j]![0] <= windows[k]![0] && windows[j]![1] <= windows[k]![1];
   const decisive = classes.map((stages) => stages.filter((k, at) => !stages.some((j, other) => other !== at && dominates(j, k) && (!dominates(k, j) || other < at))));
-  // Exposure of each class's stages when they do not span (cross-site phase 0): a floor for every hosting.
-  const ownExposure = decisive.map((stages) => Math.max(...stages.map((j) => exposure(j, 0))));
+  /** The worst exposed sync of class i's stages hosted by h, with the cross-site phase when it spans. */
+  const classExposure = (i: number, h: number, crossS: number) => {
+    let worst = 0;
+    for (const j of decisive[i]!) worst = Math.max(worst, exposure(j, h, crossS));
+    return worst;
+  };
 
   const hosting = new Int32Array(classCount);
   const load = new Float64Array(directionBytesPerS.length);
-  const subsetCount = 1 << siteCount;
   let nodes = 0;
   let best = Infinity;
 
@@ -140,15 +157,41 @@ export function ringPatternLowerBound(scenario: Scenario, c: ConfigCoefficients,
     for (let d = 0; d < load.length; d++) if (load[d]! > 0) busiest = Math.max(busiest, load[d]! / directionBytesPerS[d]!);
     const crossS = busiest > 0 ? busiest + 2 * (mostSites - 1) * hopLatencyS : 0;
     let worst = 0;
-    for (let i = 0; i < upTo; i++) {
-      if (popcount(hosting[i]!) < 2) { worst = Math.max(worst, ownExposure[i]!); continue; }
-      for (const j of decisive[i]!) worst = Math.max(worst, exposure(j, crossS));
-    }
+    for (let i = 0; i < upTo; i++) worst = Math.max(worst, classExposure(i, hosting[i]!, popcount(hosting[i]!) >= 2 ? crossS : 0));
     return worst;
   };
 
   // Fewest sites first: hostings that span less are cheaper, so good incumbents come early.
   const subsets = Array.from({ length: subsetCount - 1 }, (_, k) => k + 1).filter((h) => popcount(h) <= c.dp).sort((a, b) => popcount(a) - popcount(b) || a - b);
+  /**
+   * A replica changes site at most once (whole, or split once), so over disjoint runs of class
+   * boundaries the replicas that must change add up to at most dp. Between classes k and i, every
+   * replica changes but those that keep classes k..i on one site hosting all of them, each using
+   * their GPUs there (less one replica of each earlier class the site hosts); at one boundary, at
+   * least one replica leaves each site that stops hosting and enters each that starts.
+   * changesUpTo[i]: the most that provably change at boundaries 1..i, over disjoint runs.
+   */
+  const changesUpTo = new Float64Array(classCount);
+  const changesThrough = (i: number): number => {
+    const before = hosting[i - 1]!;
+    const after = hosting[i]!;
+    let most = changesUpTo[i - 1]! + Math.max(popcount(before & ~after), popcount(after & ~before));
+    let common = after;
+    let runGpus = classGpus[i]!;
+    for (let k = i - 1; k >= 0; k--) {
+      common &= hosting[k]!;
+      runGpus += classGpus[k]!;
+      let stayers = 0;
+      for (let site = 0; site < siteCount; site++) {
+        if (!(common & (1 << site))) continue;
+        let free = siteGpus[site]!;
+        for (let m = 0; m < k; m++) if (hosting[m]! & (1 << site)) free -= classGpus[m]!;
+        stayers += Math.max(0, free) / runGpus;
+      }
+      most = Math.max(most, changesUpTo[k]! + c.dp - stayers);
+    }
+    return most;
+  };
   const phases = new Int8Array(siteCount);
   const search = (i: number, mostSites: number, hopLatencyS: number): boolean => {
     if (++nodes > nodeBudget) return false;
@@ -174,6 +217,8 @@ export function ringPatternLowerBound(scenario: Scenario, c: ConfigCoefficients,
       }
       if (!allowed) continue;
       hosting[i] = h;
+      changesUpTo[i] = i === 0 ? 0 : changesThrough(i);
+      if (changesUpTo[i]! > c.dp * (1 + 1e-9)) continue;
       const spans = popcount(h) >= 2;
       const ring = table.perDirection[h]!;
       if (spans) for (let d = 0; d < load.length; d++) load[d]! += classBytes[i]! * ring[d]!;

@@ -224,12 +224,8 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
         : 'no replica layout fits in GPU memory');
       continue;
     }
-    // The ring-pattern bound searches the class hostings (milliseconds to a tenth of a second):
-    // only for candidates the closed forms leave under the threshold.
-    const lifted = refined >= threshold() ? refined : Math.max(refined, ringPatternLowerBound(scenario, coefficients, siteGpus, candidate.quickBoundS));
-    bounds[index] = Math.max(bounds[index]!, lifted);
-    if (!Number.isFinite(lifted)) { tally(reasons, 'no hosting of its stage classes fits the GPUs'); continue; }
-    if (lifted >= threshold()) { pruned++; continue; }
+    bounds[index] = Math.max(bounds[index]!, refined);
+    if (refined >= threshold()) { pruned++; continue; }
     refinedCoefficients.set(index, coefficients);
   }
   const unrefined = timedOut ? 0 : Math.max(0, candidates.length - index);
@@ -262,6 +258,16 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     if (Number.isFinite(fasterThanS)) bounds[i] = Math.max(bounds[i]!, fasterThanS);
     else { bounds[i] = Infinity; tally(reasons, 'no placement fits the GPUs and the batch'); }
   };
+  /**
+   * The ring-pattern bound (§4, step 3(d)) of candidate i, taken just before its MIP: it searches
+   * the class hostings (milliseconds to a tenth of a second on four sites), so it waits until the
+   * candidate is next and the incumbent is as good as it gets before it.
+   */
+  const liftByRingPattern = (i: number, coefficients: ConfigCoefficients) => {
+    const ringBoundS = ringPatternLowerBound(scenario, coefficients, siteGpus, candidates[i]!.quickBoundS);
+    if (ringBoundS === Infinity) tally(reasons, 'no hosting of its stage classes by the sites fits the GPUs');
+    bounds[i] = Math.max(bounds[i]!, ringBoundS);
+  };
   /** What a MIP built with F0 at `fasterThanS` proves about candidate i: its dual bound, capped there (F0). */
   const recordMipBound = (i: number, fasterThanS: number, placement: PlacementMip, solution: MipSolution) => {
     if (solution.status === 'infeasible') noneFaster(i, fasterThanS);
@@ -280,6 +286,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     if (options.stopAtFirstFit && incumbent) return 'stop';
     if (Date.now() >= deadline) { timedOut = true; return 'stop'; }
     refinedCoefficients.delete(i);
+    if (seed === undefined && bounds[i]! < threshold()) liftByRingPattern(i, coefficients);
     if (bounds[i]! >= threshold()) { if (seed === undefined) pruned++; return undefined; }
     // Only placements faster than the threshold matter: slower (layout, microbatch) choices are left
     // out (F0), so an answer bounds this candidate by min(its dual bound, the threshold).
