@@ -27,7 +27,7 @@ import type { Scenario } from '../model/scenario';
 import { largestWindowsS, stageClasses, type ConfigCoefficients } from './coefficients';
 
 /** Branch-and-bound nodes one candidate may use; past it the bound is not claimed. */
-export const RING_PATTERN_NODE_BUDGET = 200_000;
+export const RING_PATTERN_NODE_BUDGET = 30_000;
 /** Sites beyond which the 2^S subsets per class make the search too wide to try. */
 const MAX_SITES = 5;
 
