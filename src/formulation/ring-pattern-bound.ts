@@ -110,6 +110,7 @@ export function ringPatternLowerBound(scenario: Scenario, c: ConfigCoefficients,
   const classGpus = classes.map((stages) => stages.length * c.config.tp * c.config.cp);
   const windows = c.stages.map((_, j) => largestWindowsS(c, j));
   const subsetCount = 1 << siteCount;
+  const sitesIn = Uint8Array.from({ length: subsetCount }, (_, h) => popcount(h));
   // In-site ring of stage j when its class is hosted by the sites in h: one of them holds at least
   // ceil(dp / |h|) replicas (all dp on one site), and a ring never gets faster with more ranks.
   const inSiteS = c.stages.map((_, j) => Float64Array.from({ length: subsetCount }, (_, h) => {
@@ -143,7 +144,7 @@ export function ringPatternLowerBound(scenario: Scenario, c: ConfigCoefficients,
   const supplyOf = (subset: number) => { let supply = 0; for (let s = 0; s < siteCount; s++) if (subset & (1 << s)) supply += spareGpus[s]!; return supply; };
   const addClass = (i: number, h: number, sign: 1 | -1) => {
     for (let s = 0; s < siteCount; s++) if (h & (1 << s)) spareGpus[s]! -= sign * classGpus[i]!;
-    const rest = sign * (c.dp - popcount(h)) * classGpus[i]!;
+    const rest = sign * (c.dp - sitesIn[h]!) * classGpus[i]!;
     for (let subset = h; subset < subsetCount; subset = (subset + 1) | h) demandInside[subset]! += rest;
   };
   const gpusSuffice = (): boolean => {
@@ -157,7 +158,7 @@ export function ringPatternLowerBound(scenario: Scenario, c: ConfigCoefficients,
     for (let d = 0; d < load.length; d++) if (load[d]! > 0) busiest = Math.max(busiest, load[d]! / directionBytesPerS[d]!);
     const crossS = busiest > 0 ? busiest + 2 * (mostSites - 1) * hopLatencyS : 0;
     let worst = 0;
-    for (let i = 0; i < upTo; i++) worst = Math.max(worst, classExposure(i, hosting[i]!, popcount(hosting[i]!) >= 2 ? crossS : 0));
+    for (let i = 0; i < upTo; i++) worst = Math.max(worst, classExposure(i, hosting[i]!, sitesIn[hosting[i]!]! >= 2 ? crossS : 0));
     return worst;
   };
 
@@ -172,10 +173,12 @@ export function ringPatternLowerBound(scenario: Scenario, c: ConfigCoefficients,
    * changesUpTo[i]: the most that provably change at boundaries 1..i, over disjoint runs.
    */
   const changesUpTo = new Float64Array(classCount);
+  // usedBefore[k * S + s]: GPUs of one replica of each class before k that site s hosts.
+  const usedBefore = new Float64Array((classCount + 1) * siteCount);
   const changesThrough = (i: number): number => {
     const before = hosting[i - 1]!;
     const after = hosting[i]!;
-    let most = changesUpTo[i - 1]! + Math.max(popcount(before & ~after), popcount(after & ~before));
+    let most = changesUpTo[i - 1]! + Math.max(sitesIn[before & ~after]!, sitesIn[after & ~before]!);
     let common = after;
     let runGpus = classGpus[i]!;
     for (let k = i - 1; k >= 0; k--) {
@@ -183,55 +186,55 @@ export function ringPatternLowerBound(scenario: Scenario, c: ConfigCoefficients,
       runGpus += classGpus[k]!;
       let stayers = 0;
       for (let site = 0; site < siteCount; site++) {
-        if (!(common & (1 << site))) continue;
-        let free = siteGpus[site]!;
-        for (let m = 0; m < k; m++) if (hosting[m]! & (1 << site)) free -= classGpus[m]!;
-        stayers += Math.max(0, free) / runGpus;
+        if (common & (1 << site)) stayers += Math.max(0, siteGpus[site]! - usedBefore[k * siteCount + site]!) / runGpus;
       }
       most = Math.max(most, changesUpTo[k]! + c.dp - stayers);
+      // No site hosts the whole run: longer runs give no more (changesUpTo never falls as k grows).
+      if (common === 0) break;
     }
     return most;
   };
-  const phases = new Int8Array(siteCount);
+  // Where site s may change at class i (its first stage is a cut of one of s's layouts).
+  const prefixMayEnd = siteGpus.map((_, site) => Uint8Array.from(firstStage, (stage) => (prefixEnds[site]!.has(stage) ? 1 : 0)));
+  const suffixMayStart = siteGpus.map((_, site) => Uint8Array.from(firstStage, (stage) => (suffixStarts[site]!.has(stage) ? 1 : 0)));
+  // phaseStack[i * S + s]: site s's phase after classes 0..i-1 (no allocation per node).
+  const phaseStack = new Int8Array((classCount + 1) * siteCount);
   const search = (i: number, mostSites: number, hopLatencyS: number): boolean => {
     if (++nodes > nodeBudget) return false;
+    const here = i * siteCount;
+    const after = here + siteCount;
     if (i === classCount) {
       // A site hosted to the end from the start must be able to host every class.
-      for (let s = 0; s < siteCount; s++) if (phases[s] === Phase.Prefix && !hostsAll[s]) return true;
+      for (let s = 0; s < siteCount; s++) if (phaseStack[here + s] === Phase.Prefix && !hostsAll[s]) return true;
       best = Math.min(best, exposedSoFar(classCount, mostSites, hopLatencyS));
       return true;
     }
-    const saved = Array.from(phases);
     for (const h of subsets) {
       // Each site's membership may change only at a cut some layout makes there.
       let allowed = true;
-      const next = saved.slice();
       for (let s = 0; s < siteCount && allowed; s++) {
         const inside = (h & (1 << s)) !== 0;
-        const phase = saved[s]!;
-        if (i === 0) { next[s] = inside ? Phase.Prefix : Phase.None; continue; }
-        const cut = firstStage[i]!;
-        if (phase === Phase.Prefix) { if (!inside) { allowed = prefixEnds[s]!.has(cut); next[s] = Phase.Gap; } }
+        const phase = phaseStack[here + s]!;
+        let next = phase;
+        if (i === 0) next = inside ? Phase.Prefix : Phase.None;
+        else if (phase === Phase.Prefix) { if (!inside) { allowed = prefixMayEnd[s]![i] === 1; next = Phase.Gap; } }
         else if (phase === Phase.Suffix) allowed = inside;
-        else if (inside) { allowed = suffixStarts[s]!.has(cut); next[s] = Phase.Suffix; }
+        else if (inside) { allowed = suffixMayStart[s]![i] === 1; next = Phase.Suffix; }
+        phaseStack[after + s] = next;
       }
       if (!allowed) continue;
       hosting[i] = h;
+      for (let s = 0; s < siteCount; s++) usedBefore[after + s] = usedBefore[here + s]! + (h & (1 << s) ? classGpus[i]! : 0);
       changesUpTo[i] = i === 0 ? 0 : changesThrough(i);
       if (changesUpTo[i]! > c.dp * (1 + 1e-9)) continue;
-      const spans = popcount(h) >= 2;
+      const spans = sitesIn[h]! >= 2;
       const ring = table.perDirection[h]!;
       if (spans) for (let d = 0; d < load.length; d++) load[d]! += classBytes[i]! * ring[d]!;
-      const sites = Math.max(mostSites, popcount(h));
+      const sites = Math.max(mostSites, sitesIn[h]!);
       const latency = spans ? Math.max(hopLatencyS, table.hopLatencyS[h]!) : hopLatencyS;
       // Loads, latencies and spanning only grow with more classes: the partial exposure bounds every completion.
       addClass(i, h, 1);
-      let finished = true;
-      if (exposedSoFar(i + 1, sites, latency) < best && gpusSuffice()) {
-        for (let s = 0; s < siteCount; s++) phases[s] = next[s]!;
-        finished = search(i + 1, sites, latency);
-        for (let s = 0; s < siteCount; s++) phases[s] = saved[s]!;
-      }
+      const finished = !(exposedSoFar(i + 1, sites, latency) < best && gpusSuffice()) || search(i + 1, sites, latency);
       addClass(i, h, -1);
       if (spans) for (let d = 0; d < load.length; d++) load[d]! -= classBytes[i]! * ring[d]!;
       if (!finished) return false;
