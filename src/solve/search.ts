@@ -263,8 +263,10 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
    * the class hostings (milliseconds to a tenth of a second on four sites), so it waits until the
    * candidate is next and the incumbent is as good as it gets before it.
    */
-  const liftByRingPattern = (i: number, coefficients: ConfigCoefficients) => {
-    const ringBoundS = ringPatternLowerBound(scenario, coefficients, siteGpus, candidates[i]!.quickBoundS);
+  const lifted = new Set<number>();
+  const liftByRingPattern = (i: number) => {
+    lifted.add(i);
+    const ringBoundS = ringPatternLowerBound(scenario, refinedCoefficients.get(i)!, siteGpus, candidates[i]!.quickBoundS);
     if (ringBoundS === Infinity) tally(reasons, 'no hosting of its stage classes by the sites fits the GPUs');
     bounds[i] = Math.max(bounds[i]!, ringBoundS);
   };
@@ -286,7 +288,6 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     if (options.stopAtFirstFit && incumbent) return 'stop';
     if (Date.now() >= deadline) { timedOut = true; return 'stop'; }
     refinedCoefficients.delete(i);
-    if (seed === undefined && bounds[i]! < threshold()) liftByRingPattern(i, coefficients);
     if (bounds[i]! >= threshold()) { if (seed === undefined) pruned++; return undefined; }
     // Only placements faster than the threshold matter: slower (layout, microbatch) choices are left
     // out (F0), so an answer bounds this candidate by min(its dual bound, the threshold).
@@ -354,11 +355,31 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   // Lanes: the first backend and each concurrent one take the next MIP in order as they free up
   // (HiGHS runs in worker threads, so two lanes use two cores). Incumbent and threshold are shared.
   let next = 0;
+  /**
+   * The next MIP to solve, its ring-pattern bound taken first. A candidate the bound lifts past
+   * the next one in order goes back in line by its new bound (each is lifted once), so MIPs run
+   * in order of the bounds they will be solved with (MoE 4-site row: the candidate whose greedy
+   * placement polishes to the best plan had been second, behind one lifted from 1.559 to 1.872 s).
+   */
+  const takeNextMip = (): number => {
+    const key = (i: number) => [Number(isLarge.get(i)), bounds[i]!] as const;
+    const before = (a: number, b: number) => key(a)[0] < key(b)[0] || (key(a)[0] === key(b)[0] && key(a)[1] < key(b)[1]);
+    for (;;) {
+      const i = mipOrder[next]!;
+      if (lifted.has(i) || bounds[i]! >= threshold() || !refinedCoefficients.has(i)) return next++;
+      liftByRingPattern(i);
+      let to = next;
+      while (to + 1 < mipOrder.length && before(mipOrder[to + 1]!, i)) to++;
+      if (to === next) return next++;
+      mipOrder.splice(next, 1);
+      mipOrder.splice(to, 0, i);
+    }
+  };
   let stopped = false;
   const lanes = [options.backends[0]!, ...(options.concurrentBackends ?? [])].map(async (primary, lane) => {
     while (!stopped) {
       if (next < mipOrder.length) {
-        const position = next++;
+        const position = takeNextMip();
         if (await solveCandidateMip(position, mipOrder[position]!, primary) === 'stop') stopped = true;
         continue;
       }
