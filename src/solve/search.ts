@@ -259,9 +259,9 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     else { bounds[i] = Infinity; tally(reasons, 'no placement fits the GPUs and the batch'); }
   };
   /**
-   * The ring-pattern bound (§4, step 3(d)) of candidate i, taken just before its MIP: it searches
-   * the class hostings (milliseconds to a tenth of a second on four sites), so it waits until the
-   * candidate is next and the incumbent is as good as it gets before it.
+   * The ring-pattern bound (§4, step 3(d)) of candidate i, taken when it comes up for its MIP
+   * (takeNextMip): it searches the class hostings (milliseconds to a tenth of a second on four
+   * sites), so it waits until the incumbent is as good as it gets before that candidate.
    */
   const lifted = new Set<number>();
   const liftByRingPattern = (i: number) => {
@@ -366,7 +366,8 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     const before = (a: number, b: number) => key(a)[0] < key(b)[0] || (key(a)[0] === key(b)[0] && key(a)[1] < key(b)[1]);
     for (;;) {
       const i = mipOrder[next]!;
-      if (lifted.has(i) || bounds[i]! >= threshold() || !refinedCoefficients.has(i)) return next++;
+      // Past the deadline the MIP phase stops at this candidate (solveCandidateMip): no more lifting.
+      if (lifted.has(i) || bounds[i]! >= threshold() || !refinedCoefficients.has(i) || Date.now() >= deadline) return next++;
       liftByRingPattern(i);
       let to = next;
       while (to + 1 < mipOrder.length && before(mipOrder[to + 1]!, i)) to++;
