@@ -80,13 +80,25 @@ function ringLoadTable(scenario: Scenario, siteCount: number): RingLoadTable {
  * contiguous) or when the search runs out of its node budget.
  */
 export function ringPatternLowerBound(scenario: Scenario, c: ConfigCoefficients, siteGpus: readonly number[], pipelineBoundS: number, nodeBudget = RING_PATTERN_NODE_BUDGET): number {
+  return ringPatternSearch(scenario, c, siteGpus, pipelineBoundS, nodeBudget).boundS;
+}
+
+export interface RingPattern {
+  /** The bound: -Infinity when not claimed, Infinity when no hosting passes. */
+  readonly boundS: number;
+  /** Sites (bit masks) hosting the first and the last stage class in a least hosting. */
+  readonly leastHosting?: { readonly firstClassSites: number; readonly lastClassSites: number };
+}
+
+/** The ring-pattern bound, with where a least hosting puts the pipeline's first and last classes. */
+export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, siteGpus: readonly number[], pipelineBoundS: number, nodeBudget = RING_PATTERN_NODE_BUDGET): RingPattern {
   const siteCount = siteGpus.length;
-  if (siteCount < 2 || siteCount > MAX_SITES || scenario.links.length === 0 || c.layouts.length === 0) return -Infinity;
+  if (siteCount < 2 || siteCount > MAX_SITES || scenario.links.length === 0 || c.layouts.length === 0) return { boundS: -Infinity };
   const classes = stageClasses(c).map((stages) => [...stages].sort((a, b) => a - b));
   classes.sort((a, b) => a[0]! - b[0]!);
   // Contiguous classes in stage order (whole and once-split layouts always give them).
   let expected = 0;
-  for (const stages of classes) for (const j of stages) if (j !== expected++) return -Infinity;
+  for (const stages of classes) for (const j of stages) if (j !== expected++) return { boundS: -Infinity };
   const classCount = classes.length;
   const firstStage = classes.map((stages) => stages[0]!);
 
@@ -136,6 +148,7 @@ export function ringPatternLowerBound(scenario: Scenario, c: ConfigCoefficients,
   const load = new Float64Array(directionBytesPerS.length);
   let nodes = 0;
   let best = Infinity;
+  let leastHosting: RingPattern['leastHosting'];
 
   // Gale's condition, kept as classes are added (each with one replica per hosting site): for every
   // site subset T, the replicas still to place of the classes hosted only inside T fit T's spare GPUs.
@@ -206,7 +219,8 @@ export function ringPatternLowerBound(scenario: Scenario, c: ConfigCoefficients,
     if (i === classCount) {
       // A site hosted to the end from the start must be able to host every class.
       for (let s = 0; s < siteCount; s++) if (phaseStack[here + s] === Phase.Prefix && !hostsAll[s]) return true;
-      best = Math.min(best, exposedSoFar(classCount, mostSites, hopLatencyS));
+      const exposedS = exposedSoFar(classCount, mostSites, hopLatencyS);
+      if (exposedS < best) { best = exposedS; leastHosting = { firstClassSites: hosting[0]!, lastClassSites: hosting[classCount - 1]! }; }
       return true;
     }
     for (const h of subsets) {
@@ -241,9 +255,9 @@ export function ringPatternLowerBound(scenario: Scenario, c: ConfigCoefficients,
     }
     return true;
   };
-  if (!search(0, 1, 0)) return -Infinity;
-  if (!Number.isFinite(best)) return Infinity;
-  return pipelineBoundS + best + c.optimizerS;
+  if (!search(0, 1, 0)) return { boundS: -Infinity };
+  if (!leastHosting) return { boundS: Infinity };
+  return { boundS: pipelineBoundS + best + c.optimizerS, leastHosting };
 }
 
 function popcount(mask: number): number {
