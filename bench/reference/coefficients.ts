@@ -285,7 +285,9 @@ export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly num
   // (Session 4) No placement covers the batch when dp replicas of the fewest fitting microbatches exceed it.
   if (c.dp * Math.min(...c.layouts.flatMap((l) => l.fittingMicrobatches)) > c.totalMicrobatches) return Infinity;
   const gpusPerReplica = c.config.tp * c.config.cp * c.config.pp;
-  const fixedS = (l: LayoutCoefficients) => l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS;
+  // (Session 6) Each replica also waits out its own exposed sync: the spread in-site ring less its layout's windows.
+  const ownExposureS = (l: LayoutCoefficients) => Math.max(0, ...c.stages.map((_, j) => exposureOf(c, c.intraSyncSpreadS[j]!, l.backwardWindowS[j]!, l.forwardWindowS[j]!)));
+  const fixedS = (l: LayoutCoefficients) => l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS + ownExposureS(l);
   const breakpoints = [...new Set(c.layouts.flatMap((l) => l.fittingMicrobatches.map((k) => k * l.maxStepS + fixedS(l))))].sort((a, b) => a - b);
   const carried = (T: number): number => {
     const perGpu = siteGpus.map(() => 0);

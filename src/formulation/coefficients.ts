@@ -440,7 +440,10 @@ export function batchTooSmallForReplicas(c: ConfigCoefficients): boolean {
 export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly number[]): number {
   if (batchTooSmallForReplicas(c)) return Infinity;
   const gpusPerReplica = c.config.tp * c.config.cp * c.config.pp;
-  const fixedS = c.layouts.map((l) => l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS);
+  // Each replica also waits out its own exposed gradient sync (F11b): at least the spread in-site
+  // ring less what its layout's compute windows hide.
+  const ownExposureS = c.layouts.map((l) => Math.max(0, ...c.stages.map((_, j) => exposureOf(c, c.intraSyncSpreadS[j]!, l.backwardWindowS[j]!, l.forwardWindowS[j]!))));
+  const fixedS = c.layouts.map((l, i) => l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS + ownExposureS[i]!);
   const finishTimesS: number[] = [];
   c.layouts.forEach((l, i) => { for (const k of l.fittingMicrobatches) finishTimesS.push(k * l.maxStepS + fixedS[i]!); });
   const breakpoints = ascendingDistinct(finishTimesS);
