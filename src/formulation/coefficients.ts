@@ -397,6 +397,20 @@ export function forcedSpanningLowerBound(c: ConfigCoefficients, siteGpus: readon
 }
 
 /**
+ * The stages of a class whose exposure rows can bind. Stages of one class share their hosting,
+ * spanning and thresholds, and a stage's ring bounds (F14, F14b) grow with its gradient bytes;
+ * so stage k's rows E >= a sync_k - window_k are implied by stage j's when j has at least k's
+ * bytes and at most its windows (every exposure form grows with the windows). Dropping implied
+ * rows leaves the MIP's optimum unchanged and shrinks it (32 stages -> 1-2 per class); the
+ * ring-pattern bound's exposures likewise.
+ */
+export function undominatedStages(c: ConfigCoefficients, cls: readonly number[], windowsOf: (stage: number) => readonly number[]): number[] {
+  const bytes = (j: number) => c.crossGradientBytes[j]!;
+  const dominates = (j: number, k: number) => bytes(j) >= bytes(k) && windowsOf(j).every((w, i) => w <= windowsOf(k)[i]!);
+  return cls.filter((k, ki) => !cls.some((j, ji) => j !== k && dominates(j, k) && (!dominates(k, j) || ji < ki)));
+}
+
+/**
  * Stage classes: stages that every layout places on the same site. A class's stages are hosted
  * by the same sites in every placement, so their gradient rings take the same links.
  */

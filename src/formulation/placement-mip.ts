@@ -4,7 +4,7 @@
  * that the iteration time bound T is least. One function per constraint family, named for what
  * it bounds; each cites its equation (F1-F11) in docs/formulation.md.
  */
-import { largestWindowsS, stageClasses, type ConfigCoefficients, type LayoutCoefficients } from './coefficients';
+import { largestWindowsS, stageClasses, undominatedStages, type ConfigCoefficients, type LayoutCoefficients } from './coefficients';
 import { MipBuilder, type Mip } from './mip';
 import type { Scenario } from '../model/scenario';
 import { routeLatencyS } from '../model/cross-site';
@@ -529,17 +529,3 @@ function addExposureRows(cols: Columns, c: ConfigCoefficients, classes: readonly
     }
   });
 }
-
-/**
- * The stages of a class whose exposure rows can bind. Stages of one class share their hosting,
- * spanning and thresholds, and a stage's ring bounds (F14, F14b) grow with its gradient bytes;
- * so stage k's rows E >= a sync_k - window_k are implied by stage j's when j has at least k's
- * bytes and at most its windows (every exposure form grows with the windows). Dropping implied
- * rows leaves the MIP's optimum unchanged and shrinks it (32 stages -> 1-2 per class).
- */
-function undominatedStages(c: ConfigCoefficients, cls: readonly number[], windowsOf: (stage: number) => readonly number[]): number[] {
-  const bytes = (j: number) => c.crossGradientBytes[j]!;
-  const dominates = (j: number, k: number) => bytes(j) >= bytes(k) && windowsOf(j).every((w, i) => w <= windowsOf(k)[i]!);
-  return cls.filter((k, ki) => !cls.some((j, ji) => j !== k && dominates(j, k) && (!dominates(k, j) || ji < ki)));
-}
-

@@ -22,9 +22,10 @@
  * Placements and layouts beyond these (which site pairs a replica joins, integral replicas,
  * microbatches) are relaxed, so the result is a lower bound, not the exact optimum.
  */
+import { addRouteLoad, emptyLoads, ringHops, routeLatencyS } from '../model/cross-site';
 import { exposedSyncS } from '../model/pipeline';
 import type { Scenario } from '../model/scenario';
-import { largestWindowsS, stageClasses, type ConfigCoefficients } from './coefficients';
+import { largestWindowsS, stageClasses, undominatedStages, type ConfigCoefficients } from './coefficients';
 
 /** Branch-and-bound nodes one candidate may use; past it the bound is not claimed. */
 export const RING_PATTERN_NODE_BUDGET = 30_000;
@@ -41,32 +42,22 @@ interface RingLoadTable {
   readonly hopLatencyS: readonly number[];
 }
 
-/** Per site subset, the load a ring over it puts on each link direction per byte of the class, as the cost model routes it. */
+/**
+ * Per site subset, the load a ring over it puts on each link direction per byte of the class, and
+ * its longest hop: the cost model's own ring order and routing (ringHops, addRouteLoad).
+ */
 function ringLoadTable(scenario: Scenario, siteCount: number): RingLoadTable {
   const perDirection: (Float64Array | undefined)[] = [undefined];
   const hopLatencyS: number[] = [0];
   for (let mask = 1; mask < 1 << siteCount; mask++) {
     const sites = [...Array(siteCount).keys()].filter((s) => mask & (1 << s));
-    const k = sites.length;
-    const load = new Float64Array(2 * scenario.links.length);
+    const loads = emptyLoads(scenario);
     let latency = 0;
-    if (k >= 2) {
-      const share = (2 * (k - 1)) / k;
-      sites.forEach((from, i) => {
-        const to = sites[(i + 1) % k]!;
-        let at = from;
-        let hopLatency = 0;
-        for (const index of scenario.routes[from]![to]!) {
-          const link = scenario.links[index]!;
-          const forward = link.siteA === at;
-          load[2 * index + (forward ? 0 : 1)] += share;
-          hopLatency += link.rttS / 2;
-          at = forward ? link.siteB : link.siteA;
-        }
-        latency = Math.max(latency, hopLatency);
-      });
+    for (const hop of ringHops(sites)) {
+      addRouteLoad(scenario, loads, hop.from, hop.to, (2 * (sites.length - 1)) / sites.length, 0);
+      latency = Math.max(latency, routeLatencyS(scenario, hop.from, hop.to));
     }
-    perDirection.push(load);
+    perDirection.push(Float64Array.from(loads.flatMap((load) => [load.aToB, load.bToA])));
     hopLatencyS.push(latency);
   }
   return { perDirection, hopLatencyS };
@@ -126,7 +117,7 @@ export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, sit
   // In-site ring of stage j when its class is hosted by the sites in h: one of them holds at least
   // ceil(dp / |h|) replicas (all dp on one site), and a ring never gets faster with more ranks.
   const inSiteS = c.stages.map((_, j) => Float64Array.from({ length: subsetCount }, (_, h) => {
-    const replicas = Math.ceil(c.dp / Math.max(1, popcount(h)));
+    const replicas = Math.ceil(c.dp / Math.max(1, sitesIn[h]!));
     let least = Infinity;
     for (let site = 0; site < siteCount; site++) if (h & (1 << site)) least = Math.min(least, c.ringS(j, site, replicas, false));
     return least;
@@ -134,9 +125,7 @@ export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, sit
   const exposure = (j: number, h: number, crossS: number) => exposedSyncS(c.config, c.overlapDp, inSiteS[j]![h]! + crossS, windows[j]![0], windows[j]![1]);
   // Exposure grows with the sync (so with the gradient bytes) and shrinks with the windows: within
   // a class only the stages no other stage beats on all three count (as for the MIP's F11 rows).
-  const bytes = c.crossGradientBytes;
-  const dominates = (j: number, k: number) => bytes[j]! >= bytes[k]! && windows[j]![0] <= windows[k]![0] && windows[j]![1] <= windows[k]![1];
-  const decisive = classes.map((stages) => stages.filter((k, at) => !stages.some((j, other) => other !== at && dominates(j, k) && (!dominates(k, j) || other < at))));
+  const decisive = classes.map((stages) => undominatedStages(c, stages, (j) => windows[j]!));
   /** The worst exposed sync of class i's stages hosted by h, with the cross-site phase when it spans. */
   const classExposure = (i: number, h: number, crossS: number) => {
     let worst = 0;
