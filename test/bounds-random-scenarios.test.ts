@@ -1,8 +1,8 @@
 /**
  * Every bound is a real bound on scenarios nobody wrote by hand: random small scenarios
  * (test/helpers/random-scenarios.ts), each solved by exhaustive search, candidate by candidate.
- * For every (configuration, dp) with a fitting plan, the quick, outer, capacity and
- * forced-spanning bounds and the placement MIP's proven optimum must not exceed the candidate's
+ * For every (configuration, dp) with a fitting plan, the quick, outer, capacity, layout-capacity,
+ * forced-spanning and ring-pattern bounds and the placement MIP's proven optimum must not exceed the candidate's
  * least time; and `plan` must agree with the exhaustive optimum: a plan exactly when one exists,
  * never faster than the optimum, its printed bound never above it, and within the target gap of
  * it when it says `optimal`.
@@ -49,7 +49,7 @@ function parsed(spec: unknown): Scenario | undefined {
 }
 
 describe('bounds and plans on random small scenarios, against exhaustive search', () => {
-  const tally = { scenarios: 0, invalid: 0, tooLarge: 0, candidates: 0, mips: 0, withPlan: 0, forcedSpanningBinds: 0, ringPatternBinds: 0 };
+  const tally = { scenarios: 0, invalid: 0, tooLarge: 0, candidates: 0, mips: 0, withPlan: 0, forcedSpanningBinds: 0, ringPatternBinds: 0, layoutCapacityBinds: 0 };
 
   it('no bound exceeds a candidate\'s exhaustive optimum, and plan agrees with it', async () => {
     await fc.assert(fc.asyncProperty(smallScenarioArbitrary, async (spec) => {
@@ -69,6 +69,7 @@ describe('bounds and plans on random small scenarios, against exhaustive search'
         assertAtMostLeastTime({ ...bounds }, leastS, candidate);
         if (bounds.forcedSpanning > bounds.quick) tally.forcedSpanningBinds++;
         if (bounds.ringPattern > Math.max(bounds.quick, bounds.forcedSpanning)) tally.ringPatternBinds++;
+        if (bounds.layoutCapacity > bounds.capacity * (1 + 1e-9)) tally.layoutCapacityBinds++;
         tally.candidates++;
         if (mips >= MIPS_PER_SCENARIO) continue;
         const placement = buildPlacementMip(scenario!, candidate.coefficients(), 0);

@@ -443,6 +443,18 @@ export function batchTooSmallForReplicas(c: ConfigCoefficients): boolean {
 }
 
 /**
+ * The least time of a replica of each layout beside its k microbatch steps: bubble, fill/drain
+ * latencies, optimizer, and its own exposed gradient sync (F11b: at least the spread in-site ring
+ * less what its layout's compute windows hide).
+ */
+export function replicaFixedS(c: ConfigCoefficients): number[] {
+  return c.layouts.map((l) => {
+    const ownExposureS = Math.max(0, ...c.stages.map((_, j) => exposureOf(c, c.intraSyncSpreadS[j]!, l.backwardWindowS[j]!, l.forwardWindowS[j]!)));
+    return l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS + ownExposureS;
+  });
+}
+
+/**
  * Capacity bound (docs/formulation.md §4): if every replica finishes by T, a replica with layout
  * l runs at most kmax_l(T) microbatches (the largest fitting k with k x slowest step + bubble +
  * fill latency + optimizer <= T). Spreading each replica's microbatches over its GPUs, a GPU at
@@ -454,10 +466,7 @@ export function batchTooSmallForReplicas(c: ConfigCoefficients): boolean {
 export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly number[]): number {
   if (batchTooSmallForReplicas(c)) return Infinity;
   const gpusPerReplica = c.config.tp * c.config.cp * c.config.pp;
-  // Each replica also waits out its own exposed gradient sync (F11b): at least the spread in-site
-  // ring less what its layout's compute windows hide.
-  const ownExposureS = c.layouts.map((l) => Math.max(0, ...c.stages.map((_, j) => exposureOf(c, c.intraSyncSpreadS[j]!, l.backwardWindowS[j]!, l.forwardWindowS[j]!))));
-  const fixedS = c.layouts.map((l, i) => l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS + ownExposureS[i]!);
+  const fixedS = replicaFixedS(c);
   const finishTimesS: number[] = [];
   c.layouts.forEach((l, i) => { for (const k of l.fittingMicrobatches) finishTimesS.push(k * l.maxStepS + fixedS[i]!); });
   const breakpoints = ascendingDistinct(finishTimesS);
@@ -500,7 +509,7 @@ export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly num
 }
 
 /** The distinct values, ascending (a numeric typed-array sort, then adjacent duplicates dropped). */
-function ascendingDistinct(values: readonly number[]): number[] {
+export function ascendingDistinct(values: readonly number[]): number[] {
   const sorted = Float64Array.from(values).sort();
   const out: number[] = [];
   for (const value of sorted) if (out.length === 0 || value !== out[out.length - 1]) out.push(value);

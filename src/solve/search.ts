@@ -4,6 +4,7 @@
  * model, and a bound valid for every plan in the space.
  */
 import { batchTooSmallForReplicas, capacityLowerBound, forcedSpanningLowerBound, outerLowerBound, planOfGroups, type ConfigCoefficients, type LayoutGroup } from '../formulation/coefficients';
+import { layoutCapacityLowerBound } from '../formulation/layout-capacity-bound';
 import { buildPlacementMip, provenIterationBoundS, type PlacementMip } from '../formulation/placement-mip';
 import { ringPatternSearch, type RingPattern } from '../formulation/ring-pattern-bound';
 import { planInSpace, type SpaceRestriction } from '../formulation/search-space';
@@ -215,8 +216,10 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     if (Date.now() >= deadline) { timedOut = true; break; }
     const coefficients = seeded.get(index) ?? candidate.coefficients();
     seeded.delete(index);
-    const refined = Math.max(candidate.quickBoundS, outerLowerBound(coefficients, candidate.quickBoundS),
+    let refined = Math.max(candidate.quickBoundS, outerLowerBound(coefficients, candidate.quickBoundS),
       capacityLowerBound(coefficients, siteGpus), forcedSpanningLowerBound(coefficients, siteGpus, candidate.quickBoundS));
+    // The layout LP (step 3(e)) solves a few small LPs: only for candidates the closed forms keep.
+    if (refined < threshold()) refined = Math.max(refined, layoutCapacityLowerBound(coefficients, siteGpus, refined));
     if (!Number.isFinite(refined)) {
       bounds[index] = Infinity;
       tally(reasons, batchTooSmallForReplicas(coefficients) && coefficients.layouts.some((l) => l.fittingMicrobatches.length > 0)

@@ -3,6 +3,7 @@
  * exceeds the candidate's least time found by exhaustive search.
  */
 import { capacityLowerBound, forcedSpanningLowerBound, outerLowerBound } from '../../src/formulation/coefficients';
+import { layoutCapacityLowerBound } from '../../src/formulation/layout-capacity-bound';
 import { ringPatternLowerBound } from '../../src/formulation/ring-pattern-bound';
 import type { Scenario } from '../../src/model/scenario';
 import type { Candidate } from '../../src/solve/candidates';
@@ -11,6 +12,7 @@ export interface ClosedFormBounds {
   readonly quick: number;
   readonly outer: number;
   readonly capacity: number;
+  readonly layoutCapacity: number;
   readonly forcedSpanning: number;
   readonly ringPattern: number;
 }
@@ -22,6 +24,7 @@ export function closedFormBounds(candidate: Candidate, scenario: Scenario): Clos
     quick: candidate.quickBoundS,
     outer: outerLowerBound(c, candidate.quickBoundS),
     capacity: capacityLowerBound(c, siteGpus),
+    layoutCapacity: layoutCapacityLowerBound(c, siteGpus),
     forcedSpanning: forcedSpanningLowerBound(c, siteGpus, candidate.quickBoundS),
     ringPattern: ringPatternLowerBound(scenario, c, siteGpus, candidate.quickBoundS),
   };
