@@ -51,6 +51,12 @@ export class MipBuilder {
     this.rows.push({ name, lower, upper, columns: entries.map((e) => e[0]), coefficients: entries.map((e) => e[1]) });
   }
 
+  /** Lowers the upper bound of a column added earlier (to what its rows can ever require of it). */
+  setColumnUpper(column: number, upper: number): void {
+    const old = this.columns[column]!;
+    this.columns[column] = { ...old, upper: Math.min(old.upper, upper) };
+  }
+
   /** Upper bound of a column added earlier. */
   columnUpper(column: number): number {
     return this.columns[column]!.upper;

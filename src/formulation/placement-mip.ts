@@ -216,7 +216,7 @@ function exposureForms(c: ConfigCoefficients, windowB: number, windowF: number):
  * E_w >= share x sync_j - window_{w,j}, and a used choice of the class needs T >= its pipeline + E_w.
  * With one class, F6 and F11 already say this.
  */
-function addWindowClassExposureRows(cols: Columns, c: ConfigCoefficients, classes: readonly number[][], intra: readonly number[], spans: readonly number[] | undefined, cross: CrossSiteColumns | undefined): void {
+function addWindowClassExposureRows(cols: Columns, c: ConfigCoefficients, classes: readonly number[][], intra: InSiteSyncColumns, spans: readonly number[] | undefined, cross: CrossSiteColumns | undefined): void {
   const { b, choices, T } = cols;
   const byWindows = new Map<string, LayoutCoefficients[]>();
   for (const layout of c.layouts) {
@@ -231,20 +231,17 @@ function addWindowClassExposureRows(cols: Columns, c: ConfigCoefficients, classe
     if (members.length === 0) continue;
     const windows = layouts[0]!;
     const stageWindows = c.stages.map((_, k) => [windows.backwardWindowS[k]!, windows.forwardWindowS[k]!] as const);
-    // The most E_w can be: the big-M of the T rows below.
+    // The most its rows can require of E_w: the big-M of the T rows below.
     let upper = 0;
     const Ew = b.addColumn(`dp_exposed_s[windows${w}]`, 0, Infinity);
     classes.forEach((cls, ci) => {
       for (const j of undominatedStages(c, cls, (k) => stageWindows[k]!)) {
         for (const [f, form] of exposureForms(c, windows.backwardWindowS[j]!, windows.forwardWindowS[j]!).entries()) {
-          const a = form.share;
-          upper = Math.max(upper, a * (c.ringMaxS[j]! + (cross ? cross.maxS + cross.latencyMaxS : 0)));
-          b.addRow(`dp_exposed[windows${w},stage${j},form${f}]`, [[Ew, 1], [intra[j]!, -a]], -form.window, Infinity);
-          const span = spans?.[ci];
-          if (span !== undefined && cross) addSpanningExposureRow(b, `dp_exposed_cross_site[windows${w},stage${j},form${f}]`, Ew, a, form.window, intra[j]!, c.ringMaxS[j]!, span, cross);
+          upper = Math.max(upper, addStageExposureRows(b, `windows${w},stage${j},form${f}`, Ew, form.share, form.window, j, intra, spans?.[ci], cross));
         }
       }
     });
+    b.setColumnUpper(Ew, upper);
     for (const ch of members) {
       // T >= pipeline + E_w when the choice is used; relaxed by the most E_w can be otherwise.
       b.addRow(`pipeline_time_own_tail[${ch.layout.layout.id},m${ch.microbatches}]`,
@@ -350,6 +347,12 @@ function ringShareColumns(cols: Columns, scenario: Scenario, participates: reado
 }
 
 /** The cross-site phase's columns: C (bytes over bandwidth, F10) and Λ (ring hop latencies, F10b). */
+/** I_j per stage, and the most any row requires of it. */
+interface InSiteSyncColumns {
+  readonly columns: readonly number[];
+  readonly maxS: readonly number[];
+}
+
 interface CrossSiteColumns {
   readonly column: number;
   readonly maxS: number;
@@ -391,10 +394,20 @@ function addCrossSiteLatencyRows(cols: Columns, scenario: Scenario, c: ConfigCoe
   return { latencyColumn, latencyMaxS };
 }
 
-/** F11 with a spanning class: E >= a (I_j + C + Λ) - window, relaxed by its largest value unless the class spans sites. */
-function addSpanningExposureRow(b: MipBuilder, name: string, exposed: number, a: number, window: number, intra: number, intraMaxS: number, span: number, cross: CrossSiteColumns): void {
-  const bigM = a * (cross.maxS + cross.latencyMaxS + intraMaxS);
-  b.addRow(name, [[exposed, 1], [intra, -a], [cross.column, -a], [cross.latencyColumn, -a], [span, -bigM]], -window - bigM, Infinity);
+/**
+ * F11: E >= a sync - window, for the stage's in-site ring alone and, when its class spans sites,
+ * with the cross-site phase too: E >= a (I_j + C + Λ) - window, relaxed by its largest value
+ * (less the window) unless the class spans. A row whose largest right-hand side cannot pass 0 says
+ * nothing that E >= 0 does not, and is left out. Returns the largest value the rows can require of E.
+ */
+function addStageExposureRows(b: MipBuilder, name: string, exposed: number, a: number, window: number, j: number, intra: InSiteSyncColumns, span: number | undefined, cross: CrossSiteColumns | undefined): number {
+  const inSiteMostS = a * intra.maxS[j]! - window;
+  if (inSiteMostS > 0) b.addRow(`dp_exposed[${name}]`, [[exposed, 1], [intra.columns[j]!, -a]], -window, Infinity);
+  if (span === undefined || !cross) return Math.max(0, inSiteMostS);
+  const bigM = a * (cross.maxS + cross.latencyMaxS + intra.maxS[j]!) - window;
+  if (bigM <= 0) return Math.max(0, inSiteMostS);
+  b.addRow(`dp_exposed_cross_site[${name}]`, [[exposed, 1], [intra.columns[j]!, -a], [cross.column, -a], [cross.latencyColumn, -a], [span, -bigM]], -window - bigM, Infinity);
+  return Math.max(0, inSiteMostS, bigM);
 }
 
 /** F12: pods[site] = 1 when the GPUs used at a site exceed one full-bisection pod. */
@@ -465,9 +478,13 @@ function ringThresholds(c: ConfigCoefficients, cls: readonly number[], site: Sce
  * with the pod-oversubscribed bandwidth when the site spills out of a pod. The ring time rises
  * with the rank count, so each threshold's value bounds every larger count.
  */
-function addIntraSiteSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoefficients, classes: readonly number[][], podSpans: readonly (number | undefined)[], chordToleranceS: number): number[] {
+function addIntraSiteSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoefficients, classes: readonly number[][], podSpans: readonly (number | undefined)[], chordToleranceS: number): InSiteSyncColumns {
   const { b, choices } = cols;
   const intra = c.stages.map((_, j) => b.addColumn(`in_site_sync_s[stage${j}]`, 0, Infinity));
+  // The most any row below can require of I_j: its upper bound (I_j only ever needs to meet its
+  // rows, and every other row it is in only gets harder as it grows), and the exposure rows' big-M.
+  const maxS = c.stages.map(() => 0);
+  const requires = (j: number, valueS: number) => { maxS[j] = Math.max(maxS[j]!, valueS); };
   classes.forEach((cls, ci) => {
     for (const site of scenario.sites) {
       const placing = choicesPlacing(choices, cls, site.index);
@@ -483,48 +500,48 @@ function addIntraSiteSyncRows(cols: Columns, scenario: Scenario, c: ConfigCoeffi
         for (const j of cls) {
           const ring = c.ringS(j, site.index, t, false);
           if (ring > 0) b.addRow(`in_site_sync[stage${j},${site.name},${t}]`, [[intra[j]!, 1], [reached, -ring]], 0, Infinity);
+          requires(j, ring);
           // F14b: past the threshold the ring keeps growing (2(n-1) step latencies): the chord from t on.
           const slope = ringChordSlope(c, j, site, t, maxCount, false);
           // Only where the chord climbs above the threshold's value by more than the tolerance.
           if (slope * (segmentEnd - t) > chordToleranceS) {
             b.addRow(`in_site_sync_chord[stage${j},${site.name},${t}]`, [[intra[j]!, 1], [reached, -ring], ...count.map(([col]) => [col, -slope] as const)], -slope * t, Infinity);
+            requires(j, ring + slope * (maxCount - t));
           }
           const z = podSpans[site.index];
           const podRing = c.ringS(j, site.index, t, true);
           if (z !== undefined && podRing > ring) {
             b.addRow(`in_site_sync_pods[stage${j},${site.name},${t}]`, [[intra[j]!, 1], [reached, -podRing], [z, -podRing]], -podRing, Infinity);
+            requires(j, podRing);
             const podSlope = ringChordSlope(c, j, site, t, maxCount, true);
             if (podSlope * (segmentEnd - t) > chordToleranceS) {
               // Active only when the site spills out of a pod: relaxed by podSlope (maxCount - t) otherwise.
               const relax = podSlope * (maxCount - t);
               b.addRow(`in_site_sync_pods_chord[stage${j},${site.name},${t}]`,
                 [[intra[j]!, 1], [reached, -podRing], [z, -podRing - relax], ...count.map(([col]) => [col, -podSlope] as const)], -podSlope * t - podRing - relax, Infinity);
+              requires(j, podRing + podSlope * (maxCount - t));
             }
           }
         }
       });
     }
   });
-  return intra;
+  intra.forEach((column, j) => b.setColumnUpper(column, maxS[j]!));
+  return { columns: intra, maxS };
 }
 
 /**
  * F11: E >= share x sync_j - window for every stage and exposure form in force, with
  * sync_j = I_j, plus C and the least round trip when the stage's class spans sites.
  */
-function addExposureRows(cols: Columns, c: ConfigCoefficients, classes: readonly number[][], intra: readonly number[], spans: readonly number[] | undefined, cross: CrossSiteColumns | undefined): void {
+function addExposureRows(cols: Columns, c: ConfigCoefficients, classes: readonly number[][], intra: InSiteSyncColumns, spans: readonly number[] | undefined, cross: CrossSiteColumns | undefined): void {
   const { b, E } = cols;
   const windows = c.stages.map((_, j) => largestWindowsS(c, j));
   classes.forEach((cls, ci) => {
     for (const j of undominatedStages(c, cls, (k) => windows[k]!)) {
       const [windowB, windowF] = windows[j]!;
-      const forms = exposureForms(c, windowB, windowF);
-      const maxIntra = c.ringMaxS[j]!;
-      forms.forEach((form, f) => {
-        const a = form.share;
-        b.addRow(`dp_exposed[stage${j},form${f}]`, [[E, 1], [intra[j]!, -a]], -form.window, Infinity);
-        const span = spans?.[ci];
-        if (span !== undefined && cross) addSpanningExposureRow(b, `dp_exposed_cross_site[stage${j},form${f}]`, E, a, form.window, intra[j]!, maxIntra, span, cross);
+      exposureForms(c, windowB, windowF).forEach((form, f) => {
+        addStageExposureRows(b, `stage${j},form${f}`, E, form.share, form.window, j, intra, spans?.[ci], cross);
       });
     }
   });
