@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { ascendingDistinct, capacityLowerBound, replicaFixedS, type ConfigCoefficients } from '../src/formulation/coefficients';
 import { maximizeDenseLp } from '../src/formulation/dense-simplex';
 import { layoutCapacityLowerBound } from '../src/formulation/layout-capacity-bound';
+import { lpRulesOut } from '../src/formulation/replica-capacity';
 import { FULL_SPACE } from '../src/formulation/search-space';
 import { parseScenario } from '../src/model/scenario';
 import { enumerateCandidates } from '../src/solve/candidates';
@@ -89,6 +90,30 @@ describe('dense simplex', () => {
 
   it('rejects a negative right-hand side (the slack basis would not be feasible)', () => {
     expect(() => maximizeDenseLp([1], [[1]], [-1])).toThrow(/right-hand side/);
+  });
+});
+
+describe('replica capacity LP', () => {
+  // The worked example of docs/formulation.md §4, 3(e), by hand: whole replicas carry 4 (site 1)
+  // or 8 (site 3) microbatches on 16 GPUs; replicas split onto site 2 carry 1 on 8 + 8 GPUs. With
+  // 256 replicas, x1 = 128 - y12/2 and x3 = 64 - y23/2 fill sites 1 and 3, y12 + y23 = 128, and
+  // the microbatches 4 x1 + 8 x3 + y12 + y23 = 1152 - 2 y12 - 4 y23 are at most 896 (y12 = 128).
+  const problem = (microbatches: number) => ({
+    microbatchesPer: [4, 8, 1, 1],
+    gpusPer: [[16, 0, 0], [0, 0, 16], [8, 8, 0], [0, 8, 8]],
+    siteGpus: [2048, 2048, 1024],
+    replicas: 256,
+    microbatches,
+  });
+
+  it('rules out one microbatch more than the most 256 replicas can carry, and not that most', () => {
+    expect(lpRulesOut(problem(897))).toBe(true);
+    expect(lpRulesOut(problem(896))).toBe(false);
+  });
+
+  it('rules out any batch when the columns cannot hold the replicas', () => {
+    expect(lpRulesOut({ ...problem(1), replicas: 700 })).toBe(true); // at most 128 + 64 + 256 + 128 of them fit
+    expect(lpRulesOut({ ...problem(1), microbatchesPer: [] })).toBe(true);
   });
 });
 

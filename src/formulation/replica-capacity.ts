@@ -7,9 +7,9 @@
  *   x_j integer in [0, u_j].
  *
  * The test below answers only "ruled out" (proven) or "not ruled out" (no claim): a "ruled out"
- * rests on a certificate checked here in plain arithmetic (weak duality over a box, below), so the
- * dense simplex that proposes the prices can only make the test weaker, never wrong. (A branch
- * and bound over integer counts on top of it was measured and dropped: docs/benchmarks.md.)
+ * rests on a certificate checked here in plain arithmetic (weak duality, below), so the dense
+ * simplex that proposes the prices can only make the test weaker, never wrong. (A branch and
+ * bound over integer counts on top of it was measured and dropped: docs/benchmarks.md.)
  */
 import { maximizeDenseLp } from './dense-simplex';
 
@@ -24,19 +24,19 @@ export interface ReplicaCapacityProblem {
 }
 
 /**
- * Certificate over the box l <= x <= u: for GPU prices w >= 0 and any replica price u0, every
- * x in the box with sum x = replicas and g x <= G has
+ * Certificate: for GPU prices w >= 0 and any replica price u0, every x with 0 <= x <= u,
+ * sum x = replicas and g x <= G has
  *   sum k x = sum (k_j - w.g_j - u0) x_j + u0 replicas + w.(g x)
- *          <= sum_j max((k_j - w.g_j - u0) l_j, (k_j - w.g_j - u0) u_j) + u0 replicas + w.G.
- * The least right-hand side over u0 (convex and piecewise linear, so at a breakpoint, or -Infinity
- * when no box point has `replicas` replicas); below the batch, the box is ruled out.
+ *          <= sum_j max(0, k_j - w.g_j - u0) u_j + u0 replicas + w.G.
+ * The least right-hand side over u0 (convex and piecewise linear: at a breakpoint k_j - w.g_j, or
+ * -Infinity when the columns cannot hold `replicas` replicas at all); below the batch, the
+ * placement is ruled out.
  */
-function mostMicrobatches(p: ReplicaCapacityProblem, prices: ArrayLike<number>, lower: ArrayLike<number>, upper: ArrayLike<number>): number {
+function mostMicrobatches(p: ReplicaCapacityProblem, prices: ArrayLike<number>, upper: ArrayLike<number>): number {
   const n = p.microbatchesPer.length;
-  let lowerSum = 0;
   let upperSum = 0;
-  for (let j = 0; j < n; j++) { lowerSum += lower[j]!; upperSum += upper[j]!; }
-  if (lowerSum > p.replicas || upperSum < p.replicas) return -Infinity;
+  for (let j = 0; j < n; j++) upperSum += upper[j]!;
+  if (upperSum < p.replicas) return -Infinity;
   let gpuValue = 0;
   for (let s = 0; s < p.siteGpus.length; s++) gpuValue += prices[s]! * p.siteGpus[s]!;
   const margin = p.microbatchesPer.map((k, j) => {
@@ -48,20 +48,14 @@ function mostMicrobatches(p: ReplicaCapacityProblem, prices: ArrayLike<number>, 
   let least = Infinity;
   for (const u0 of margin) {
     let value = u0 * p.replicas + gpuValue;
-    for (let j = 0; j < n; j++) {
-      const r = margin[j]! - u0;
-      value += r > 0 ? r * upper[j]! : r * lower[j]!;
-    }
+    for (let j = 0; j < n; j++) value += Math.max(0, margin[j]! - u0) * upper[j]!;
     least = Math.min(least, value);
   }
   return least;
 }
 
-/** The batch, less a margin far above rounding error (the microbatch counts are integers). */
-const ruledOutBelow = (p: ReplicaCapacityProblem) => p.microbatches - 1e-6 * Math.max(1, p.microbatches);
-
 /** Per-column upper bounds: the replicas, and what each site can hold of that column. */
-export function columnCapacities(p: ReplicaCapacityProblem): Float64Array {
+function columnCapacities(p: ReplicaCapacityProblem): Float64Array {
   return Float64Array.from(p.gpusPer, (gpus) => {
     let most = p.replicas;
     gpus.forEach((g, s) => { if (g > 0) most = Math.min(most, Math.floor(p.siteGpus[s]! / g)); });
@@ -69,51 +63,33 @@ export function columnCapacities(p: ReplicaCapacityProblem): Float64Array {
   });
 }
 
-interface BoxLp {
-  /** LP optimum of the replicas in the box (x, not x - lower). */
-  readonly x: Float64Array;
-  /** GPU prices per site. */
-  readonly prices: Float64Array;
-}
-
 /**
- * The LP over the box: max sum (k_j + B) x_j with sum x <= replicas (B per replica makes the
- * count an equality wherever the box allows it), g x <= G, l <= x <= u; shifted by l so that the
- * slack basis is feasible. Undefined when l alone breaks a row (the box is empty: ruled out).
+ * GPU prices per site from the LP max sum (k_j + B) x_j s.t. sum x <= replicas, g x <= G,
+ * x <= u: B per replica makes the count an equality wherever the GPUs allow it, so the sites'
+ * prices are the original LP's. Any prices >= 0 give a valid certificate; these make it as tight
+ * as the LP allows.
  */
-function solveBoxLp(p: ReplicaCapacityProblem, lower: ArrayLike<number>, upper: ArrayLike<number>): BoxLp | undefined {
+function gpuPrices(p: ReplicaCapacityProblem, upper: ArrayLike<number>): Float64Array {
   const n = p.microbatchesPer.length;
-  const sites = p.siteGpus.length;
-  let replicasLeft = p.replicas;
-  const gpusLeft = p.siteGpus.slice();
-  for (let j = 0; j < n; j++) {
-    replicasLeft -= lower[j]!;
-    for (let s = 0; s < sites; s++) gpusLeft[s]! -= p.gpusPer[j]![s]! * lower[j]!;
-  }
-  if (replicasLeft < 0 || gpusLeft.some((g) => g < 0)) return undefined;
   let mostGpus = 1;
   for (const gpus of p.gpusPer) mostGpus = Math.max(mostGpus, ...gpus);
   const penalty = (Math.max(...p.microbatchesPer) + 1) * (1 + mostGpus);
-  const objective = p.microbatchesPer.map((k) => k + penalty);
-  const rows: number[][] = [p.microbatchesPer.map(() => 1)];
-  const rhs: number[] = [replicasLeft];
-  for (let s = 0; s < sites; s++) { rows.push(p.gpusPer.map((gpus) => gpus[s]!)); rhs.push(gpusLeft[s]!); }
+  const rows: number[][] = [p.microbatchesPer.map(() => 1), ...p.siteGpus.map((_, s) => p.gpusPer.map((gpus) => gpus[s]!))];
+  const rhs: number[] = [p.replicas, ...p.siteGpus];
   for (let j = 0; j < n; j++) {
     const row = new Array<number>(n).fill(0);
     row[j] = 1;
     rows.push(row);
-    rhs.push(upper[j]! - lower[j]!);
+    rhs.push(upper[j]!);
   }
-  const solution = maximizeDenseLp(objective, rows, rhs);
-  const x = Float64Array.from(solution.x, (v, j) => v + lower[j]!);
-  return { x, prices: solution.duals.slice(1, 1 + sites) };
+  const solution = maximizeDenseLp(p.microbatchesPer.map((k) => k + penalty), rows, rhs);
+  return solution.duals.slice(1, 1 + p.siteGpus.length);
 }
 
 /** True when the LP relaxation (x real in [0, u]) proves that no placement carries the batch. */
 export function lpRulesOut(p: ReplicaCapacityProblem): boolean {
   if (p.microbatchesPer.length === 0) return true;
-  const lower = new Float64Array(p.microbatchesPer.length);
   const upper = columnCapacities(p);
-  const lp = solveBoxLp(p, lower, upper);
-  return lp === undefined || mostMicrobatches(p, lp.prices, lower, upper) < ruledOutBelow(p);
+  // The batch, less a margin far above rounding error (the microbatch counts are integers).
+  return mostMicrobatches(p, gpuPrices(p, upper), upper) < p.microbatches - 1e-6 * Math.max(1, p.microbatches);
 }
