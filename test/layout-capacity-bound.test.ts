@@ -88,6 +88,13 @@ describe('dense simplex', () => {
     expect(maximizeDenseLp([1, 1], [[1, -1]], [4]).status).toBe('unbounded');
   });
 
+  it('says when it ran out of pivots before the optimum', () => {
+    expect(maximizeDenseLp([1, 2], [[1, 1]], [3], 0).status).toBe('pivot-limit');
+    // Bland's rule enters x1 first (least index), then x2: two pivots.
+    expect(maximizeDenseLp([1, 2], [[1, 1]], [3], 1).status).toBe('pivot-limit');
+    expect(maximizeDenseLp([1, 2], [[1, 1]], [3], 2)).toMatchObject({ status: 'optimal', objective: 6 });
+  });
+
   it('rejects a negative right-hand side (the slack basis would not be feasible)', () => {
     expect(() => maximizeDenseLp([1], [[1]], [-1])).toThrow(/right-hand side/);
   });

@@ -10,8 +10,8 @@
  */
 
 export interface DenseLpSolution {
-  /** 'optimal', or 'unbounded' when some column improves the objective without limit. */
-  readonly status: 'optimal' | 'unbounded';
+  /** 'optimal'; 'unbounded' when some column improves the objective without limit; 'pivot-limit' when `maxPivots` ran out first (x and duals are then those of the last basis). */
+  readonly status: 'optimal' | 'unbounded' | 'pivot-limit';
   readonly objective: number;
   readonly x: Float64Array;
   /** Dual price of each row (>= 0): the objective's rise per unit of that row's right-hand side. */
@@ -43,13 +43,14 @@ export function maximizeDenseLp(objective: readonly number[], rows: readonly (re
   const basis = Array.from({ length: m }, (_, i) => n + i);
   // Reduced costs are compared at the objective's own scale (large penalties must not pivot on rounding noise).
   const costTolerance = EPSILON * Math.max(1, ...objective.map(Math.abs));
-  let status: DenseLpSolution['status'] = 'optimal';
-  for (let pivots = 0; pivots < maxPivots; pivots++) {
+  let status: DenseLpSolution['status'] = 'pivot-limit';
+  for (let pivots = 0; pivots <= maxPivots; pivots++) {
     let entering = -1;
     for (let j = 0; j < n + m; j++) {
       if (tableau[obj + j]! < -costTolerance) { entering = j; break; }
     }
-    if (entering < 0) break;
+    if (entering < 0) { status = 'optimal'; break; }
+    if (pivots === maxPivots) break;
     let bestRatio = Infinity;
     for (let i = 0; i < m; i++) {
       const a = tableau[i * width + entering]!;
@@ -59,7 +60,7 @@ export function maximizeDenseLp(objective: readonly number[], rows: readonly (re
     let leaving = -1;
     for (let i = 0; i < m; i++) {
       const a = tableau[i * width + entering]!;
-      if (a <= EPSILON || tableau[i * width + width - 1]! / a > bestRatio + EPSILON) continue;
+      if (a <= EPSILON || tableau[i * width + width - 1]! / a > bestRatio + EPSILON * Math.max(1, bestRatio)) continue;
       if (leaving < 0 || basis[i]! < basis[leaving]!) leaving = i;
     }
     if (leaving < 0) { status = 'unbounded'; break; }

@@ -346,13 +346,13 @@ function ringShareColumns(cols: Columns, scenario: Scenario, participates: reado
   }));
 }
 
-/** The cross-site phase's columns: C (bytes over bandwidth, F10) and Λ (ring hop latencies, F10b). */
 /** I_j per stage, and the most any row requires of it. */
 interface InSiteSyncColumns {
   readonly columns: readonly number[];
   readonly maxS: readonly number[];
 }
 
+/** The cross-site phase's columns: C (bytes over bandwidth, F10) and Λ (ring hop latencies, F10b). */
 interface CrossSiteColumns {
   readonly column: number;
   readonly maxS: number;

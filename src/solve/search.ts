@@ -222,9 +222,9 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     if (refined < threshold()) refined = Math.max(refined, layoutCapacityLowerBound(coefficients, siteGpus, refined));
     if (!Number.isFinite(refined)) {
       bounds[index] = Infinity;
-      tally(reasons, batchTooSmallForReplicas(coefficients) && coefficients.layouts.some((l) => l.fittingMicrobatches.length > 0)
-        ? BATCH_SPLIT_REASON
-        : 'no replica layout fits in GPU memory');
+      tally(reasons, !coefficients.layouts.some((l) => l.fittingMicrobatches.length > 0) ? 'no replica layout fits in GPU memory'
+        : batchTooSmallForReplicas(coefficients) ? BATCH_SPLIT_REASON
+          : 'its replicas cannot fit the sites\' GPUs and carry the batch with microbatch counts that fit memory');
       continue;
     }
     bounds[index] = Math.max(bounds[index]!, refined);
