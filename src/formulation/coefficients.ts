@@ -347,10 +347,11 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
  * Forced-spanning bound (docs/formulation.md §4): stage j of all dp replicas is hosted on at least
  * k_j sites in every placement, where k_j is the larger of
  * - the fewest sites whose GPUs (largest first) hold dp x tp x cp, the stage alone; and
- * - 2 when no site s could host stage j alone: every replica would then run a layout with stage j
- *   at s, so s would hold at least dp x (the fewest GPUs any such layout puts at s), since a layout's
- *   run of stages at s around j comes with it (with one cut per replica, a middle stage brings half
- *   the pipeline).
+ * - the fewest sites that can hold stage j of all dp replicas: a replica with stage j at site s
+ *   puts at least the fewest GPUs any such layout puts at s there, since a layout's run of stages
+ *   at s around j comes with it (with one cut per replica, a middle stage brings half the
+ *   pipeline), so s holds at most G_s / that many of them (fewestHostingSites; until session 7
+ *   only "2 when no site can hold them all").
  * Stages of one class (stageClasses) share their sites, so they span together, and their rings'
  * hops carry the class's bytes together. Every stage with k_j >= 2 pays the cross-site phase: its
  * class's ring sends 2(k_j - 1)/k_j of the class's bytes on each hop (at most the widest link's
@@ -377,7 +378,8 @@ export function forcedSpanningLowerBound(c: ConfigCoefficients, siteGpus: readon
   let hopBytes = 0;
   let mostSites = 2;
   for (const cls of stageClasses(c)) {
-    const k = Math.max(sitesForAnyStage, cls.every((j) => canHostAlone(c, siteGpus, j)) ? 1 : 2);
+    const k = Math.max(sitesForAnyStage, ...cls.map((j) => fewestHostingSites(c, siteGpus, j)));
+    if (!Number.isFinite(k)) return Infinity; // the sites cannot hold this class of every replica
     if (k < 2) continue;
     for (const j of cls) sitesOfStage[j] = k;
     const share = (2 * (k - 1)) / k;
@@ -425,13 +427,24 @@ export function stageClasses(c: ConfigCoefficients): number[][] {
   return [...byKey.values()];
 }
 
-/** Whether some site could hold stage j of all dp replicas: dp x the fewest GPUs a layout with stage j there puts at it. */
-function canHostAlone(c: ConfigCoefficients, siteGpus: readonly number[], j: number): boolean {
-  return siteGpus.some((gpus, s) => {
+/**
+ * The fewest sites that can host stage j of all dp replicas: a replica with stage j at site s
+ * brings its whole run of stages there, so s holds at most G_s / (the fewest GPUs a layout with
+ * stage j there puts at s) of them, and the sites hosting stage j must hold dp together.
+ * Infinity when all the sites together cannot (no placement has stage j anywhere for every replica).
+ */
+function fewestHostingSites(c: ConfigCoefficients, siteGpus: readonly number[], j: number): number {
+  const capacities = siteGpus.map((gpus, s) => {
     let fewest = Infinity;
     for (const l of c.layouts) if (l.layout.stageSite[j] === s) fewest = Math.min(fewest, l.gpusPerSite.get(s)!);
-    return c.dp * fewest <= gpus;
-  });
+    return Math.floor(gpus / fewest);
+  }).sort((a, b) => b - a);
+  let held = 0;
+  for (let k = 0; k < capacities.length; k++) {
+    held += capacities[k]!;
+    if (held >= c.dp) return k + 1;
+  }
+  return Infinity;
 }
 
 /**
