@@ -61,6 +61,8 @@ export function chooseNetworkSettings(scenario: Scenario, plan: PlanSpec): { pla
         // shrinks, TCP's flows add up to the capacity) and nothing else depends on them, so per
         // transport, collective shape and compression the most flows is at least as fast.
         if (option.flowsPerGpuPair !== MOST_FLOWS) continue;
+        // Without loss RoCE carries the link's full capacity, which TCP cannot pass.
+        if (option.transport === 'tcp' && scenario.links[i]!.lossRate === 0) continue;
         if (tryOption(i, option, faster)) changed = true;
       }
     });
