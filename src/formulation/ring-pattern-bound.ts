@@ -82,7 +82,7 @@ export interface RingPattern {
 }
 
 /** The ring-pattern bound, with where a least hosting puts the pipeline's first and last classes. */
-export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, siteGpus: readonly number[], pipelineBoundS: number, nodeBudget = RING_PATTERN_NODE_BUDGET, cutoffS = Infinity): RingPattern {
+export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, siteGpus: readonly number[], pipelineBoundS: number, nodeBudget = RING_PATTERN_NODE_BUDGET): RingPattern {
   const siteCount = siteGpus.length;
   if (siteCount < 2 || siteCount > MAX_SITES || scenario.links.length === 0 || c.layouts.length === 0) return { boundS: -Infinity };
   const classes = stageClasses(c).map((stages) => [...stages].sort((a, b) => a - b));
@@ -136,9 +136,7 @@ export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, sit
   const hosting = new Int32Array(classCount);
   const load = new Float64Array(directionBytesPerS.length);
   let nodes = 0;
-  // With a cutoff, hostings whose exposure would put the bound at or past it are pruned like
-  // those past a hosting found: the search then proves only "at least the cutoff" for them.
-  let best = cutoffS - pipelineBoundS - c.optimizerS;
+  let best = Infinity;
   let leastHosting: RingPattern['leastHosting'];
 
   // Gale's condition, kept as classes are added (each with one replica per hosting site): for every
@@ -247,9 +245,7 @@ export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, sit
     return true;
   };
   if (!search(0, 1, 0)) return { boundS: -Infinity };
-  // No hosting below the cutoff: every placement takes at least the cutoff (Infinity without one:
-  // no hosting passes at all).
-  if (!leastHosting) return { boundS: cutoffS };
+  if (!leastHosting) return { boundS: Infinity };
   return { boundS: pipelineBoundS + best + c.optimizerS, leastHosting };
 }
 

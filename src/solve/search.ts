@@ -6,7 +6,7 @@
 import { batchTooSmallForReplicas, capacityLowerBound, forcedSpanningLowerBound, outerLowerBound, planOfGroups, type ConfigCoefficients, type LayoutGroup } from '../formulation/coefficients';
 import { layoutCapacityLowerBound } from '../formulation/layout-capacity-bound';
 import { buildPlacementMip, provenIterationBoundS, type PlacementMip } from '../formulation/placement-mip';
-import { RING_PATTERN_NODE_BUDGET, ringPatternSearch, type RingPattern } from '../formulation/ring-pattern-bound';
+import { ringPatternSearch, type RingPattern } from '../formulation/ring-pattern-bound';
 import { planInSpace, type SpaceRestriction } from '../formulation/search-space';
 import { evaluateLayout, type Evaluation } from '../model/evaluate';
 import { layOutPlan } from '../model/placement';
@@ -268,8 +268,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
    */
   const lifted = new Map<number, RingPattern>();
   const liftByRingPattern = (i: number) => {
-    // Cut off at the threshold: hostings that would prune the candidate anyway are not searched.
-    const pattern = ringPatternSearch(scenario, refinedCoefficients.get(i)!, siteGpus, candidates[i]!.quickBoundS, RING_PATTERN_NODE_BUDGET, threshold());
+    const pattern = ringPatternSearch(scenario, refinedCoefficients.get(i)!, siteGpus, candidates[i]!.quickBoundS);
     lifted.set(i, pattern);
     if (pattern.boundS === Infinity) tally(reasons, 'no hosting of its stage classes by the sites fits the GPUs');
     bounds[i] = Math.max(bounds[i]!, pattern.boundS);
