@@ -63,11 +63,9 @@ describe.each(oneLinkCases())('post-solver on one link: %s', (name, spec, plan) 
     expect(chosen.evaluation.predicted.iterationTimeS).toBeCloseTo(least, 12);
     // And with the fewest flows per GPU pair that reach it.
     const setting = chosen.plan.network?.[0];
-    if (setting) {
-      const fewer = FLOWS_PER_GPU_PAIR.filter((f) => f < setting.flowsPerGpuPair);
-      for (const flowsPerGpuPair of fewer) {
-        expect(evaluate(scenario, { ...bare, network: [{ ...setting, flowsPerGpuPair }] }).predicted.iterationTimeS).toBeGreaterThan(least * (1 + 1e-12));
-      }
+    expect(setting).toBeDefined();
+    for (const flowsPerGpuPair of FLOWS_PER_GPU_PAIR.filter((f) => f < setting!.flowsPerGpuPair)) {
+      expect(evaluate(scenario, { ...bare, network: [{ ...setting!, flowsPerGpuPair }] }).predicted.iterationTimeS).toBeGreaterThan(least * (1 + 1e-12));
     }
   });
 });

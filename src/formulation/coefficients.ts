@@ -77,8 +77,6 @@ export interface ConfigCoefficients {
   readonly siteWidestLinkBytesPerS: readonly number[];
   /** Ring all-reduce time of stage j's gradients over `replicas` x cp ranks at a site, with or without pod oversubscription. */
   readonly ringS: (stage: number, site: number, replicas: number, spansPods: boolean) => number;
-  /** Largest in-site ring time of each stage (all dp replicas, pods spilled, slowest site), an upper bound for big-M terms. */
-  readonly ringMaxS: readonly number[];
   /** Smallest one-way latency of any link, s. */
   readonly minLinkLatencyS: number;
   /** Lower bound of the optimizer step, s. */
@@ -257,7 +255,6 @@ export function computeCoefficients(
     siteIncidentBytesPerS: siteLinkBytesPerS.map((links) => links.reduce((sum, bw) => sum + bw, 0)),
     ringS: (stage, site, replicas, spansPods) =>
       allReduceS(gradBytesPerGpu[stage]!, replicas * config.cp, tierForGroup(scenario.sites[site]!, replicas * config.cp * config.tp, spansPods)),
-    ringMaxS: gradBytesPerGpu.map((g) => Math.max(...scenario.sites.map((site) => allReduceS(g, dp * config.cp, tierForGroup(site, dp * config.cp * config.tp, true))))),
     minLinkLatencyS: scenario.links.length > 0 ? Math.min(...scenario.links.map((l) => l.rttS / 2)) : 0,
     optimizerS,
     overlapDp: scenario.training.overlap.dataParallel,

@@ -40,7 +40,9 @@ export function layoutCapacityLowerBound(c: ConfigCoefficients, siteGpus: readon
   const times: number[] = [];
   c.layouts.forEach((l, i) => { for (const k of l.fittingMicrobatches) times.push(finishS(i, k)); });
   const breakpoints = ascendingDistinct(times);
-  const ruledOut = (T: number) => noPlacementDoneBy(c, siteGpus, finishS, T);
+  // Each layout's GPUs per site, dense: the same at every T tried.
+  const gpusOfLayout = c.layouts.map((l) => siteGpus.map((_, s) => l.gpusPerSite.get(s) ?? 0));
+  const ruledOut = (T: number) => noPlacementDoneBy(c, siteGpus, gpusOfLayout, finishS, T);
   let lo = breakpoints.findIndex((t) => t >= atLeastS);
   if (lo < 0 || !ruledOut(breakpoints[lo]!)) return -Infinity;
   let hi = breakpoints.length - 1;
@@ -59,15 +61,15 @@ export function layoutCapacityLowerBound(c: ConfigCoefficients, siteGpus: readon
  * the replica capacity problem rules it out (replica-capacity.ts). A replica finishing at T
  * counts as done.
  */
-function noPlacementDoneBy(c: ConfigCoefficients, siteGpus: readonly number[], finishS: (layout: number, k: number) => number, T: number): boolean {
+function noPlacementDoneBy(c: ConfigCoefficients, siteGpus: readonly number[], gpusOfLayout: readonly (readonly number[])[], finishS: (layout: number, k: number) => number, T: number): boolean {
   const microbatchesPer: number[] = [];
-  const gpusPer: number[][] = [];
+  const gpusPer: (readonly number[])[] = [];
   c.layouts.forEach((l, i) => {
     let kmax = 0;
     for (const k of l.fittingMicrobatches) if (finishS(i, k) <= T * (1 + 1e-12)) kmax = Math.max(kmax, k);
     if (kmax === 0) return;
     microbatchesPer.push(kmax);
-    gpusPer.push(siteGpus.map((_, s) => l.gpusPerSite.get(s) ?? 0));
+    gpusPer.push(gpusOfLayout[i]!);
   });
   const problem = { microbatchesPer, gpusPer, siteGpus, replicas: c.dp, microbatches: c.totalMicrobatches };
   return lpRulesOut(problem);

@@ -409,7 +409,8 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     }
   };
   let stopped = false;
-  const lanes = [options.backends[0]!, ...(options.concurrentBackends ?? [])].map(async (primary, lane) => {
+  const laneBackends = [options.backends[0]!, ...(options.concurrentBackends ?? [])];
+  const lanes = laneBackends.map(async (primary, lane) => {
     while (!stopped) {
       if (next < mipOrder.length) {
         const position = takeNextMip();
@@ -438,7 +439,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   const gapClosed = () => gapNow() <= options.gap * (1 + 1e-9);
   const secondPass = [...solvedMips].sort((a, b) => bounds[a.index]! - bounds[b.index]!);
   const secondPassDone = new AbortController();
-  await Promise.all([options.backends[0]!, ...(options.concurrentBackends ?? [])].map(async (primary) => {
+  await Promise.all(laneBackends.map(async (primary) => {
     for (let entry = secondPass.shift(); entry; entry = secondPass.shift()) {
       if (timedOut || (options.stopAtFirstFit && incumbent) || gapClosed() || Date.now() >= deadline) break;
       const stopAt = threshold();
