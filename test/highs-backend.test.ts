@@ -54,3 +54,31 @@ describe('HiGHS worker backend', () => {
     expect(solution.objective).toBeCloseTo(8, 6);
   }, 30_000);
 });
+
+/**
+ * The objective cutoff (HiGHS's objective_bound) the planner passes at its incumbent: below the
+ * optimum it must not change the answer; at or under it, the backend claims no solution and no
+ * bound past the cutoff (HiGHS itself may return a solution above the cutoff labelled optimal,
+ * with its bound at that solution, while better ones exist: seen on a fixture's baseline MIP).
+ */
+describe('HiGHS worker backend with an objective cutoff', () => {
+  const backend = new HighsWorkerBackend();
+  afterAll(async () => { await backend.close(); });
+  // Optimum 8 (see above): only branch and bound proves it.
+  const mip = marketSplit(3, 12, 7);
+
+  it('a cutoff above the optimum leaves the answer as without it', async () => {
+    const solution = checkSolution('highs', mip, await backend.solve(mip, { timeLimitS: 20, relativeGap: 0, objectiveCutoff: 8.5 }));
+    expect(solution.status).toBe('optimal');
+    expect(solution.objective).toBeCloseTo(8, 6);
+    expect(solution.dualBound).toBeLessThanOrEqual(8 + 1e-6);
+  }, 30_000);
+
+  it.each([3, 7.5])('a cutoff of %d (below the optimum): no solution, and no bound past the cutoff', async (cutoff) => {
+    const solution = checkSolution('highs', mip, await backend.solve(mip, { timeLimitS: 20, relativeGap: 0, objectiveCutoff: cutoff }));
+    expect(['infeasible', 'no-solution']).toContain(solution.status);
+    expect(solution.values).toBeUndefined();
+    expect(solution.boundProven).toBe(true);
+    expect(solution.dualBound).toBeLessThanOrEqual(cutoff);
+  }, 30_000);
+});

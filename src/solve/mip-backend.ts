@@ -13,13 +13,23 @@ export interface MipSolveOptions {
   readonly stopWhenBoundAtLeast?: number;
   /** Called with the incumbent objective and dual bound as the search goes (HiGHS callbacks). */
   readonly onProgress?: (progress: { readonly incumbent: number; readonly bound: number }) => void;
+  /**
+   * Solutions whose objective is not below this are of no use to the caller (they cannot beat its
+   * incumbent): the solver may discard them, answers 'infeasible' when none below it exists, and
+   * its dual bound then claims nothing past the cutoff.
+   */
+  readonly objectiveCutoff?: number;
   /** Seed of the solver's randomised choices (HiGHS `random_seed`); another seed takes another path. */
   readonly randomSeed?: number;
   /** Once aborted, the solver stops at its next chance and answers with what it has (still checked). */
   readonly abort?: AbortSignal;
 }
 
-/** What a backend found. `dualBound` is a proven lower bound on the MIP optimum (-Infinity if none). */
+/**
+ * What a backend found. `dualBound` is a proven lower bound on the MIP optimum (-Infinity if none).
+ * With an objective cutoff, 'infeasible' means no solution below the cutoff, and `dualBound` is a
+ * lower bound on the least of the optimum and the cutoff.
+ */
 export interface MipSolution {
   readonly status: 'optimal' | 'feasible' | 'infeasible' | 'no-solution';
   readonly values?: readonly number[];

@@ -5,7 +5,7 @@
  */
 import { batchTooSmallForReplicas, capacityLowerBound, forcedSpanningLowerBound, outerLowerBound, planOfGroups, type ConfigCoefficients, type LayoutGroup } from '../formulation/coefficients';
 import { layoutCapacityLowerBound } from '../formulation/layout-capacity-bound';
-import { buildPlacementMip, provenIterationBoundS, type PlacementMip } from '../formulation/placement-mip';
+import { buildPlacementMip, incumbentObjectiveCutoff, provenIterationBoundS, type PlacementMip } from '../formulation/placement-mip';
 import { ringPatternSearch, type RingPattern } from '../formulation/ring-pattern-bound';
 import { planInSpace, type SpaceRestriction } from '../formulation/search-space';
 import { evaluateLayout, type Evaluation } from '../model/evaluate';
@@ -202,6 +202,8 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   // A candidate is pruned once its bound reaches the threshold: the incumbent less the target gap,
   // or the scenario's required iteration time (training.maxIterationTimeS), whichever is less.
   const threshold = () => Math.min(deadlineS, incumbent ? incumbent.evaluation.predicted.iterationTimeS * (1 - options.gap) : Infinity);
+  // Placements no faster than the incumbent are of no use to a MIP: the solver prunes by it (§4, step 4).
+  const cutoffFor = (placement: PlacementMip) => (incumbent ? incumbentObjectiveCutoff(placement, incumbent.evaluation.predicted.iterationTimeS) : undefined);
 
   // Refine phase: the refined bound of every candidate the quick bound cannot prune (closed
   // form, milliseconds each), so that most candidates never need a MIP and those left unsolved
@@ -292,7 +294,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     const placement = buildPlacementMip(scenario, restricted, bounds[i]!, threshold());
     if (!placement) return;
     const solved = await solveWithFallbacks(placement, { ...options, gap: options.gap / 4, backends: [primary] },
-      { timeLimitS, stopWhenBoundAtLeast: Number.isFinite(threshold()) ? threshold() : undefined, haveIncumbent: true }, faults, fallbacksUsed, faultCounts);
+      { timeLimitS, stopWhenBoundAtLeast: Number.isFinite(threshold()) ? threshold() : undefined, haveIncumbent: true, objectiveCutoff: cutoffFor(placement) }, faults, fallbacksUsed, faultCounts);
     if (solved?.solution.values) adoptMipPlan(restricted, placement, solved.solution, `${solved.engine} (layouts of a least ring pattern)`);
   };
   /** What a MIP built with F0 at `fasterThanS` proves about candidate i: its dual bound, capped there (F0). */
@@ -354,7 +356,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     const mipOptions = { ...options, gap: holdsBound ? options.gap / 4 : options.gap, backends: seed === undefined ? [primary, ...options.backends.slice(1)] : [primary] };
     const done = seed === undefined ? new AbortController() : inFlight.get(i)!.done;
     if (seed === undefined) inFlight.set(i, { position, coefficients, done, helped: false });
-    const solving = solveWithFallbacks(placement, mipOptions, { timeLimitS: remainingS, stopWhenBoundAtLeast: stopAt, onProgress: heartbeat, haveIncumbent: incumbent !== undefined, randomSeed: seed, abort: done.signal }, faults, fallbacksUsed, faultCounts);
+    const solving = solveWithFallbacks(placement, mipOptions, { timeLimitS: remainingS, stopWhenBoundAtLeast: stopAt, onProgress: heartbeat, haveIncumbent: incumbent !== undefined, randomSeed: seed, abort: done.signal, objectiveCutoff: cutoffFor(placement) }, faults, fallbacksUsed, faultCounts);
     const solved = await solving;
     // A conclusive answer (solved to the gap, infeasible, or bound past the threshold) stops the
     // other copy of this MIP; a copy that merely failed or ran out of time leaves the other running.
@@ -448,7 +450,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
       const placement = buildPlacementMip(scenario, entry.coefficients, bounds[entry.index]!, stopAt);
       if (!placement) { noneFaster(entry.index, stopAt); continue; }
       const solved = await solveWithFallbacks(placement, { ...options, gap: options.gap / 4, backends: [primary, ...options.backends.slice(1)] },
-        { timeLimitS: Math.max(0.05, (deadline - Date.now()) / 1000), stopWhenBoundAtLeast: stopAt, haveIncumbent: incumbent !== undefined, abort: secondPassDone.signal }, faults, fallbacksUsed, faultCounts);
+        { timeLimitS: Math.max(0.05, (deadline - Date.now()) / 1000), stopWhenBoundAtLeast: stopAt, haveIncumbent: incumbent !== undefined, abort: secondPassDone.signal, objectiveCutoff: cutoffFor(placement) }, faults, fallbacksUsed, faultCounts);
       if (!solved) continue;
       const { solution, engine } = solved;
       recordMipBound(entry.index, stopAt, placement, solution);
@@ -493,7 +495,7 @@ function networkBestCaseS(evaluation: Evaluation): number {
 async function solveWithFallbacks(
   placement: PlacementMip,
   options: SearchOptions,
-  limits: { timeLimitS: number; stopWhenBoundAtLeast?: number; onProgress?: MipSolveOptions['onProgress']; haveIncumbent?: boolean; randomSeed?: number; abort?: AbortSignal },
+  limits: { timeLimitS: number; stopWhenBoundAtLeast?: number; onProgress?: MipSolveOptions['onProgress']; haveIncumbent?: boolean; randomSeed?: number; abort?: AbortSignal; objectiveCutoff?: number },
   faults: string[],
   fallbacksUsed: Set<string>,
   faultCounts: Map<MipBackend, number>,
