@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 /** Entry point of the `scaleacross` command. */
 import { runCli } from './run';
+import { chooseWasmTiering } from './wasm-tiering';
 
-runCli(process.argv.slice(2)).then((code) => {
+const argv = process.argv.slice(2);
+// Before anything compiles HiGHS's WebAssembly.
+chooseWasmTiering(argv);
+runCli(argv).then((code) => {
   process.exitCode = code;
 });
