@@ -414,14 +414,15 @@ export function undominatedStages(c: ConfigCoefficients, cls: readonly number[],
  * by the same sites in every placement, so their gradient rings take the same links.
  */
 export function stageClasses(c: ConfigCoefficients): number[][] {
-  const byKey = new Map<string, number[]>();
-  c.stages.forEach((_, j) => {
-    const key = c.layouts.map((l) => l.layout.stageSite[j]).join(',');
-    const list = byKey.get(key) ?? [];
-    list.push(j);
-    byKey.set(key, list);
-  });
-  return [...byKey.values()];
+  // Classes in order of their first stage; a stage joins the first class whose first stage every
+  // layout puts on the same site as it (compared in place: this runs for every refined candidate).
+  const classes: number[][] = [];
+  for (let j = 0; j < c.stages.length; j++) {
+    const same = classes.find((cls) => c.layouts.every((l) => l.layout.stageSite[j] === l.layout.stageSite[cls[0]!]));
+    if (same) same.push(j);
+    else classes.push([j]);
+  }
+  return classes;
 }
 
 /**
