@@ -5,6 +5,8 @@
  * thread, the HiGHS worker threads (started with the backends), and the rest, V8's platform
  * threads (background TurboFan compilation of JavaScript and of HiGHS's WebAssembly, GC).
  * Linux only (/proc/self/task). One row per process: the first search must be the process's first.
+ * It runs with V8's default WebAssembly tiers; `node --liftoff-only dist/bench/fresh-process-cost.js`
+ * measures what the CLI runs on a 2-core machine (src/cli/wasm-tiering.ts, bench/wasm-tiering.ts).
  * Run: npm run build && node dist/bench/fresh-process-cost.js [row index, default 1] [repeats of the warm run, default 2]
  */
 import { readdirSync, readFileSync } from 'fs';
