@@ -154,13 +154,23 @@ export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, sit
     for (let subset = 1; subset < subsetCount; subset++) if (demandInside[subset]! > supplyOf(subset) + 1e-9) return false;
     return true;
   };
+  // A class on one site has no cross-site phase: its exposure depends on its hosting alone,
+  // tabulated once. Along the search path, fixedWorst[i] is the worst of these over classes
+  // 0..i-1 that stay on one site, and spanningClasses[0..spanningCount[i]-1] are those that span.
+  const oneSiteExposure = classes.map((_, i) => Float64Array.from({ length: subsetCount }, (_, h) => (h > 0 && sitesIn[h]! < 2 ? classExposure(i, h, 0) : 0)));
+  const fixedWorst = new Float64Array(classCount + 1);
+  const spanningCount = new Int32Array(classCount + 1);
+  const spanningClasses = new Int32Array(classCount);
   /** The worst exposed sync of classes 0..upTo-1 given the cross-site phase of their rings so far. */
   const exposedSoFar = (upTo: number, mostSites: number, hopLatencyS: number): number => {
     let busiest = 0;
     for (let d = 0; d < load.length; d++) if (load[d]! > 0) busiest = Math.max(busiest, load[d]! / directionBytesPerS[d]!);
     const crossS = busiest > 0 ? busiest + 2 * (mostSites - 1) * hopLatencyS : 0;
-    let worst = 0;
-    for (let i = 0; i < upTo; i++) worst = Math.max(worst, classExposure(i, hosting[i]!, sitesIn[hosting[i]!]! >= 2 ? crossS : 0));
+    let worst = fixedWorst[upTo]!;
+    for (let k = 0; k < spanningCount[upTo]!; k++) {
+      const i = spanningClasses[k]!;
+      worst = Math.max(worst, classExposure(i, hosting[i]!, crossS));
+    }
     return worst;
   };
 
@@ -199,52 +209,74 @@ export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, sit
   // Where site s may change at class i (its first stage is a cut of one of s's layouts).
   const prefixMayEnd = siteGpus.map((_, site) => Uint8Array.from(firstStage, (stage) => (prefixEnds[site]!.has(stage) ? 1 : 0)));
   const suffixMayStart = siteGpus.map((_, site) => Uint8Array.from(firstStage, (stage) => (suffixStarts[site]!.has(stage) ? 1 : 0)));
-  // phaseStack[i * S + s]: site s's phase after classes 0..i-1 (no allocation per node).
-  const phaseStack = new Int8Array((classCount + 1) * siteCount);
-  const search = (i: number, mostSites: number, hopLatencyS: number): boolean => {
-    if (++nodes > nodeBudget) return false;
-    const here = i * siteCount;
-    const after = here + siteCount;
-    if (i === classCount) {
-      // A site hosted to the end from the start must be able to host every class.
-      for (let s = 0; s < siteCount; s++) if (phaseStack[here + s] === Phase.Prefix && !hostsAll[s]) return true;
-      const exposedS = exposedSoFar(classCount, mostSites, hopLatencyS);
-      if (exposedS < best) { best = exposedS; leastHosting = { firstClassSites: hosting[0]!, lastClassSites: hosting[classCount - 1]! }; }
-      return true;
-    }
+  // The sites' phases as one code, two bits per site (at most 5 sites: 1,024 codes).
+  const phaseOf = (code: number, site: number): Phase => (code >> (2 * site)) & 3;
+  // Per class and phase code, the hostings allowed there and the phase code after each, in the
+  // order of `subsets`: each site's membership may change only at a cut some layout makes there.
+  // Computed once per (class, code) reached, instead of site by site at every node.
+  const transitionCache: (Int32Array | undefined)[] = new Array(classCount << (2 * siteCount));
+  const transitions = (i: number, code: number): Int32Array => {
+    let pairs = transitionCache[(i << (2 * siteCount)) | code];
+    if (pairs) return pairs;
+    const list: number[] = [];
     for (const h of subsets) {
-      // Each site's membership may change only at a cut some layout makes there.
       let allowed = true;
+      let nextCode = 0;
       for (let s = 0; s < siteCount && allowed; s++) {
         const inside = (h & (1 << s)) !== 0;
-        const phase = phaseStack[here + s]!;
+        const phase = phaseOf(code, s);
         let next = phase;
         if (i === 0) next = inside ? Phase.Prefix : Phase.None;
         else if (phase === Phase.Prefix) { if (!inside) { allowed = prefixMayEnd[s]![i] === 1; next = Phase.Gap; } }
         else if (phase === Phase.Suffix) allowed = inside;
         else if (inside) { allowed = suffixMayStart[s]![i] === 1; next = Phase.Suffix; }
-        phaseStack[after + s] = next;
+        nextCode |= next << (2 * s);
       }
-      if (!allowed) continue;
+      if (allowed) list.push(h, nextCode);
+    }
+    pairs = Int32Array.from(list);
+    transitionCache[(i << (2 * siteCount)) | code] = pairs;
+    return pairs;
+  };
+  const search = (i: number, code: number, mostSites: number, hopLatencyS: number): boolean => {
+    if (++nodes > nodeBudget) return false;
+    const here = i * siteCount;
+    const after = here + siteCount;
+    if (i === classCount) {
+      // A site hosted to the end from the start must be able to host every class.
+      for (let s = 0; s < siteCount; s++) if (phaseOf(code, s) === Phase.Prefix && !hostsAll[s]) return true;
+      const exposedS = exposedSoFar(classCount, mostSites, hopLatencyS);
+      if (exposedS < best) { best = exposedS; leastHosting = { firstClassSites: hosting[0]!, lastClassSites: hosting[classCount - 1]! }; }
+      return true;
+    }
+    const pairs = transitions(i, code);
+    for (let t = 0; t < pairs.length; t += 2) {
+      const h = pairs[t]!;
       hosting[i] = h;
       for (let s = 0; s < siteCount; s++) usedBefore[after + s] = usedBefore[here + s]! + (h & (1 << s) ? classGpus[i]! : 0);
       changesUpTo[i] = i === 0 ? 0 : changesThrough(i);
       if (changesUpTo[i]! > c.dp * (1 + 1e-9)) continue;
       const spans = sitesIn[h]! >= 2;
+      fixedWorst[i + 1] = spans ? fixedWorst[i]! : Math.max(fixedWorst[i]!, oneSiteExposure[i]![h]!);
+      spanningCount[i + 1] = spanningCount[i]! + (spans ? 1 : 0);
+      if (spans) spanningClasses[spanningCount[i]!] = i;
       const ring = table.perDirection[h]!;
       if (spans) for (let d = 0; d < load.length; d++) load[d]! += classBytes[i]! * ring[d]!;
       const sites = Math.max(mostSites, sitesIn[h]!);
       const latency = spans ? Math.max(hopLatencyS, table.hopLatencyS[h]!) : hopLatencyS;
       // Loads, latencies and spanning only grow with more classes: the partial exposure bounds every completion.
-      addClass(i, h, 1);
-      const finished = !(exposedSoFar(i + 1, sites, latency) < best && gpusSuffice()) || search(i + 1, sites, latency);
-      addClass(i, h, -1);
+      let finished = true;
+      if (exposedSoFar(i + 1, sites, latency) < best) {
+        addClass(i, h, 1);
+        finished = !gpusSuffice() || search(i + 1, pairs[t + 1]!, sites, latency);
+        addClass(i, h, -1);
+      }
       if (spans) for (let d = 0; d < load.length; d++) load[d]! -= classBytes[i]! * ring[d]!;
       if (!finished) return false;
     }
     return true;
   };
-  if (!search(0, 1, 0)) return { boundS: -Infinity };
+  if (!search(0, 0, 1, 0)) return { boundS: -Infinity };
   if (!leastHosting) return { boundS: Infinity };
   return { boundS: pipelineBoundS + best + c.optimizerS, leastHosting };
 }
