@@ -5,7 +5,8 @@
  * background threads. A process that plans one scenario ends before that pays off when it has no
  * spare core for the recompilation: on 2 cores, perf measured 3.2 s of CPU in TurboFan's
  * WebAssembly compiler during one `plan` of the 3-site bench row, against the HiGHS workers' own
- * 2.4 s, and the row's main search took 2.9-3.6 s fresh with it against 1.4-1.8 s with Liftoff only.
+ * 2.4 s, and the row's main search took medians of 3.33-3.87 s fresh with it against 1.71-1.90 s with
+ * Liftoff only (bench/wasm-tiering.ts, two runs of 5 alternating processes each).
  * So the commands that plan one scenario run Liftoff only on machines with at most 2 cores. `batch`
  * keeps the optimising tier (its workers solve scenario after scenario, so the faster code pays
  * off), as does every process with more cores (the recompilation then has cores of its own; not
