@@ -297,9 +297,14 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
       { timeLimitS, stopWhenBoundAtLeast: Number.isFinite(threshold()) ? threshold() : undefined, haveIncumbent: true, objectiveCutoff: cutoffFor(placement) }, faults, fallbacksUsed, faultCounts);
     if (solved?.solution.values) adoptMipPlan(restricted, placement, solved.solution, `${solved.engine} (layouts of a least ring pattern)`);
   };
-  /** What a MIP built with F0 at `fasterThanS` proves about candidate i: its dual bound, capped there (F0). */
+  /**
+   * What a MIP built with F0 at `fasterThanS` proves about candidate i: its dual bound, capped there
+   * (F0). 'Infeasible' under an objective cutoff proves nothing past the cutoff, which its dual
+   * bound then is: at least the incumbent, so at least `fasterThanS` whenever the gap is not
+   * negative (the library's `plan` does not forbid one).
+   */
   const recordMipBound = (i: number, fasterThanS: number, placement: PlacementMip, solution: MipSolution) => {
-    if (solution.status === 'infeasible') noneFaster(i, fasterThanS);
+    if (solution.status === 'infeasible') noneFaster(i, Number.isFinite(solution.dualBound) ? Math.min(fasterThanS, provenIterationBoundS(placement, solution.dualBound)) : fasterThanS);
     else if (solution.boundProven && Number.isFinite(solution.dualBound)) bounds[i] = Math.max(bounds[i]!, Math.min(fasterThanS, provenIterationBoundS(placement, solution.dualBound)));
   };
 
