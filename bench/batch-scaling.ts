@@ -11,6 +11,7 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { median } from '../src/calibration/calibration-table';
 
 const timeLimitS = Number(process.argv[2] ?? 2);
 const repeats = Number(process.argv[3] ?? 3);
@@ -66,11 +67,6 @@ function run(workers: number): { wallS: number; summary: string } {
   return { wallS, summary };
 }
 
-const median = (xs: readonly number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 console.log(`batch scaling: ${scenarios} scenarios (${workload} sweep), --time-limit ${timeLimitS}, ${repeats} repeat(s), ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'})`);
 const times: Record<1 | 2, number[]> = { 1: [], 2: [] };

@@ -8,6 +8,7 @@
  * Run: npm run bench:enumeration  (or: npm run build && node dist/bench/enumeration-speed.js [repeats, default 5] [refined candidates, default 200] [row name filter])
  */
 import * as os from 'os';
+import { median } from '../src/calibration/calibration-table';
 import { FULL_SPACE } from '../src/formulation/search-space';
 import type { Scenario } from '../src/model/scenario';
 import {
@@ -19,11 +20,6 @@ const refinedCount = Number(process.argv[3] ?? 200);
 /** Only rows whose name contains this (optional). */
 const only = process.argv[4];
 
-const median = (xs: readonly number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 const ms = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 const ratio = (old: number, now: number) => `${(old / now).toFixed(1)}x`;
 

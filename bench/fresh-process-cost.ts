@@ -9,22 +9,19 @@
  * measures what the CLI runs on a 2-core machine (src/cli/wasm-tiering.ts, bench/wasm-tiering.ts).
  * Run: npm run build && node dist/bench/fresh-process-cost.js [row index, default 1] [repeats of the warm run, default 2]
  */
-import { readdirSync, readFileSync } from 'fs';
+import { readdirSync } from 'fs';
 import { FULL_SPACE } from '../src/formulation/search-space';
 import { defaultBackends, defaultConcurrentBackends } from '../src/solve/plan';
 import { searchPlans } from '../src/solve/search';
 import { ROWS, scenarioFor } from './plan-scaling-scenarios';
-
-const CLOCK_TICKS_PER_S = 100;
+import { ownCpuS } from './proc-stat';
 
 /** CPU seconds (user + system) of every live thread of this process, by thread id. */
 function threadCpuS(): Map<number, number> {
   const cpu = new Map<number, number>();
   for (const tid of readdirSync('/proc/self/task')) {
     try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      cpu.set(Number(tid), (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S);
+      cpu.set(Number(tid), ownCpuS(`/proc/self/task/${tid}/stat`));
     } catch {
       // The thread ended between the listing and the read.
     }

@@ -7,24 +7,18 @@
  * Run: npm run build && node dist/bench/wasm-tiering.js [runs per variant, default 5] [row indexes, default the 2-5-site rows]
  */
 import { spawnSync } from 'child_process';
-import { readFileSync, mkdtempSync } from 'fs';
+import { mkdtempSync } from 'fs';
 import { availableParallelism, tmpdir } from 'os';
 import * as path from 'path';
+import { median } from '../src/calibration/calibration-table';
 import { writeTextFile } from '../src/io/files';
 import { ROWS, scenarioFor } from './plan-scaling-scenarios';
+import { childrenCpuS } from './proc-stat';
 
 const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.js');
-const CLOCK_TICKS_PER_S = 100;
 const runs = Number(process.argv[2] ?? 5);
 const rowIndexes = process.argv[3] ? process.argv[3].split(',').map(Number) : ROWS.map((row, i) => ({ row, i })).filter(({ row }) => row.sites.length <= 5).map(({ i }) => i);
 const scratch = mkdtempSync(path.join(tmpdir(), 'wasm-tiering-'));
-
-/** CPU seconds of this process's waited-for children so far (Linux: /proc/self/stat cutime + cstime). */
-function childrenCpuS(): number {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS_PER_S;
-}
 
 interface Run { mainS: number; wallS: number; cpuS: number; gap: number; planS: number }
 
@@ -40,7 +34,6 @@ function freshPlan(file: string, tierUp: boolean): Run {
   return { mainS: result.solver.timeS, wallS, cpuS: childrenCpuS() - cpuBefore, gap: result.bound.gap, planS: result.predicted.iterationTimeS };
 }
 
-const median = (xs: readonly number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2; };
 const spread = (xs: readonly number[]) => `${median(xs).toFixed(2)} [${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}]`;
 
 function main(): void {

@@ -83,7 +83,8 @@ export function solveMipWithHighs(highs: any, request: HighsSolveRequest, onProg
     // More primal heuristics find placements sooner (measured 2-4x faster on the fixtures' MIPs).
     model.options.set({ output_flag: false, time_limit: Math.max(0.01, request.timeLimitS), mip_rel_gap: request.relativeGap, mip_heuristic_effort: 0.3 });
     if (request.randomSeed !== undefined) model.options.set({ random_seed: request.randomSeed });
-    if (request.objectiveCutoff !== undefined && Number.isFinite(request.objectiveCutoff)) model.options.set({ objective_bound: request.objectiveCutoff });
+    const cutoff = request.objectiveCutoff !== undefined && Number.isFinite(request.objectiveCutoff) ? request.objectiveCutoff : Infinity;
+    if (cutoff < Infinity) model.options.set({ objective_bound: cutoff });
     const callbacks: Record<number, (event: any) => void> = {};
     if (onProgress) {
       const report = (event: any) => onProgress(Number(event.data.mip_primal_bound), Number(event.data.mip_dual_bound));
@@ -104,7 +105,6 @@ export function solveMipWithHighs(highs: any, request: HighsSolveRequest, onProg
     // at or above the cutoff, labelled optimal with a bound equal to it, while the model holds far
     // better ones (measured: 15.2 s "optimal" with a 9.3 s placement in the model, cutoff 5.3 s). So
     // no bound past the cutoff is kept, and such a solution is reported as none.
-    const cutoff = request.objectiveCutoff !== undefined && Number.isFinite(request.objectiveCutoff) ? request.objectiveCutoff : Infinity;
     const bound = Math.min(Number(model.info.get('mip_dual_bound')), cutoff);
     const hasSolution = Number(model.info.get('primal_solution_status')) === 2;
     // Infeasible with a cutoff: nothing below the cutoff, which is all the bound then claims.

@@ -304,8 +304,9 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
    * negative (the library's `plan` does not forbid one).
    */
   const recordMipBound = (i: number, fasterThanS: number, placement: PlacementMip, solution: MipSolution) => {
-    if (solution.status === 'infeasible') noneFaster(i, Number.isFinite(solution.dualBound) ? Math.min(fasterThanS, provenIterationBoundS(placement, solution.dualBound)) : fasterThanS);
-    else if (solution.boundProven && Number.isFinite(solution.dualBound)) bounds[i] = Math.max(bounds[i]!, Math.min(fasterThanS, provenIterationBoundS(placement, solution.dualBound)));
+    const provenS = solution.boundProven && Number.isFinite(solution.dualBound) ? Math.min(fasterThanS, provenIterationBoundS(placement, solution.dualBound)) : undefined;
+    if (solution.status === 'infeasible') noneFaster(i, provenS ?? fasterThanS);
+    else if (provenS !== undefined) bounds[i] = Math.max(bounds[i]!, provenS);
   };
 
   /** Candidates whose MIP is being solved: a free lane may solve the same MIP with another seed. */
