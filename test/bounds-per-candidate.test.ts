@@ -10,7 +10,7 @@ import { parseScenario, type Scenario } from '../src/model/scenario';
 import type { Candidate } from '../src/solve/candidates';
 import { exhaustiveSearch } from '../src/solve/exhaustive';
 import { HighsWorkerBackend } from '../src/solve/highs-worker-backend';
-import { assertAtMostLeastTime, closedFormBounds } from './helpers/bound-checks';
+import { assertAtMostLeastTime, closedFormBounds } from '../bench/bound-checks';
 import { clone, readFixture } from './helpers/fixtures';
 
 type Json = any; // scenario JSON mutated below

@@ -1,6 +1,6 @@
 /**
  * Metamorphic relations of the exact optimum on random small scenarios
- * (test/helpers/random-scenarios.ts), each side solved by exhaustive search: reversing the order
+ * (bench/random-scenarios.ts), each side solved by exhaustive search: reversing the order
  * in which sites are listed or renaming them changes nothing; doubling every link's bandwidth,
  * or adding a node to a site (idle GPUs allowed), never makes the best plan slower.
  * test/planner.test.ts checks the same relations for `plan` on the fixtures.
@@ -12,7 +12,7 @@ import { FULL_SPACE } from '../src/formulation/search-space';
 import { parseScenario } from '../src/model/scenario';
 import { ScenarioValidationError } from '../src/model/validation-error';
 import { exhaustiveSearch } from '../src/solve/exhaustive';
-import { smallScenarioArbitrary } from './helpers/random-scenarios';
+import { smallScenarioArbitrary } from '../bench/random-scenarios';
 
 type Json = any; // scenario JSON, transformed below
 

@@ -35,9 +35,22 @@ export const scaleOutTier = (site: Site, spansPods: boolean): Tier => ({
   stepLatencyS: CALIBRATION.scaleOutStepLatencyS,
 });
 
-/** The tier a group of `groupGpus` consecutive ranks uses: NVLink while it fits one scale-up domain. */
-export const tierForGroup = (site: Site, groupGpus: number, spansPods: boolean): Tier =>
-  groupGpus <= site.scaleUpDomainGpus ? scaleUpTier(site) : scaleOutTier(site, spansPods);
+/**
+ * The tier a group of `groupGpus` consecutive ranks uses. Past one scale-up domain only the NICs
+ * join it (through the oversubscribed layer when it spans pods). Inside one domain it takes the
+ * faster of the scale-up fabric and the NICs, as NCCL's topology search does: on PCIe-class
+ * scale-up under a fast NIC, GPUs of one server reach each other faster through the leaf switch
+ * (one pod, so never oversubscribed). Hence a collective never gets faster as ranks are added: a
+ * group inside the domain gets at least the bandwidth of any larger group, and the scale-up step
+ * latency is at most the NIC's (a precondition of the ring lower bounds, docs/formulation.md §3,
+ * F14; tested in bounds-tier-ordering).
+ */
+export function tierForGroup(site: Site, groupGpus: number, spansPods: boolean): Tier {
+  if (groupGpus > site.scaleUpDomainGpus) return scaleOutTier(site, spansPods);
+  const scaleUp = scaleUpTier(site);
+  const nic = scaleOutTier(site, false);
+  return nic.bytesPerS > scaleUp.bytesPerS ? nic : scaleUp;
+}
 
 /** Ring all-reduce of `bytes` per GPU over `ranks` GPUs: 2(n-1)/n of the bytes plus 2(n-1) step latencies. */
 export function allReduceS(bytes: number, ranks: number, tier: Tier): number {

@@ -2,11 +2,11 @@
  * The closed-form bounds of one (configuration, dp) candidate, and the check that none of them
  * exceeds the candidate's least time found by exhaustive search.
  */
-import { capacityLowerBound, forcedSpanningLowerBound, outerLowerBound } from '../../src/formulation/coefficients';
-import { layoutCapacityLowerBound } from '../../src/formulation/layout-capacity-bound';
-import { ringPatternLowerBound } from '../../src/formulation/ring-pattern-bound';
-import type { Scenario } from '../../src/model/scenario';
-import type { Candidate } from '../../src/solve/candidates';
+import { capacityLowerBound, forcedSpanningLowerBound, outerLowerBound } from '../src/formulation/coefficients';
+import { layoutCapacityLowerBound } from '../src/formulation/layout-capacity-bound';
+import { ringPatternLowerBound } from '../src/formulation/ring-pattern-bound';
+import type { Scenario } from '../src/model/scenario';
+import type { Candidate } from '../src/solve/candidates';
 
 export interface ClosedFormBounds {
   readonly quick: number;
