@@ -1,6 +1,6 @@
 /**
  * Memory per GPU of one pipeline stage: weights, gradients and optimizer state under ZeRO,
- * and activations by schedule and recomputation (docs/cost-model.md §5; Korthikanti et al. 2022).
+ * and activations by schedule and recomputation (docs/cost-model.md §6; Korthikanti et al. 2022).
  */
 import { CALIBRATION } from './calibration-constants';
 import type { StageLayout } from './placement';
