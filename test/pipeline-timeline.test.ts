@@ -52,7 +52,7 @@ describe('simulated schedules', () => {
     }
   });
 
-  it('ZB-H1 defers stage j\'s weight-gradient passes by j microbatches: p - 1 in flight everywhere (Qi et al. 2024, §2.1)', () => {
+  it('ZB-H1 defers stage j\'s weight-gradient passes by j microbatches: p held on every stage (Qi et al. 2024, §2.1)', () => {
     const p = 4;
     const timeline = simulateSchedule({ schedule: 'zb-h1', virtualStages: 1, microbatches: 8, forwardS: new Array(p).fill(1), backwardS: new Array(p).fill(2), hops: [] });
     for (let j = 0; j < p; j++) {

@@ -1,11 +1,12 @@
 // Frozen copy of src/model/memory.ts at commit da25fb5 (main before the enumeration perf work, after the pipeline-schedule
 // change): the reference the equivalence test (test/candidates-equivalence.test.ts) and bench/enumeration-speed.ts compare against.
+// The microbatches in flight are the cost model's current count, not a frozen one (see microbatchesInFlight).
 /**
  * Memory per GPU of one pipeline stage: weights, gradients and optimizer state under ZeRO,
  * and activations by schedule and recomputation (docs/cost-model.md §5; Korthikanti et al. 2022).
  */
 import { CALIBRATION } from '../../src/model/calibration-constants';
-import { interleavedGroupSize } from '../../src/model/pipeline';
+import { microbatchesInFlight as currentMicrobatchesInFlight } from '../../src/model/memory';
 import type { StageLayout } from './placement';
 import type { PlanSpec } from '../../src/model/plan-schema';
 import type { Scenario } from '../../src/model/scenario';
@@ -45,22 +46,12 @@ export function stageParams(scenario: Scenario, plan: PlanSpec, stage: StageLayo
 }
 
 /**
- * Microbatches whose activations a stage holds at its peak: 1F1B and ZB-H1 hold p - j, the
- * interleaved schedule (2(p-j-1) + (v-1)N + 1) / v (Megatron's warm-up count, N its microbatch
- * group size: p when p divides m, see interleavedGroupSize), GPipe all m.
+ * Microbatches whose activations a stage holds at its peak: not frozen, the cost model's own
+ * count (src/model/memory.ts, from the schedules' op order), so that the equivalence test compares
+ * the enumeration's tables against the same memory definition.
  */
-export function microbatchesInFlight(plan: PlanSpec, stageIndex: number, microbatches: number): number {
-  const p = plan.pp;
-  const v = plan.virtualStages;
-  let inFlight: number;
-  switch (plan.schedule) {
-    case 'gpipe': inFlight = microbatches; break;
-    case 'interleaved': inFlight = (2 * (p - stageIndex - 1) + (v - 1) * (interleavedGroupSize(Math.round(microbatches), p) ?? p) + 1) / v; break;
-    case '1f1b':
-    case 'zb-h1': inFlight = p - stageIndex; break;
-  }
-  return Math.max(1, Math.min(Math.ceil(microbatches), inFlight));
-}
+export const microbatchesInFlight = (plan: PlanSpec, stageIndex: number, microbatches: number): number =>
+  currentMicrobatchesInFlight(plan, stageIndex, microbatches);
 
 /** Memory per GPU of `stage` when each replica runs `microbatches` microbatches. */
 export function stageMemory(scenario: Scenario, plan: PlanSpec, stage: StageLayout, microbatches: number): StageMemory {

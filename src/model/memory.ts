@@ -1,12 +1,12 @@
 /**
  * Memory per GPU of one pipeline stage: weights, gradients and optimizer state under ZeRO,
- * and activations by schedule and recomputation (docs/cost-model.md §5; Korthikanti et al. 2022).
+ * and activations by schedule and recomputation (docs/cost-model.md §6; Korthikanti et al. 2022).
  */
 import { CALIBRATION } from './calibration-constants';
-import { interleavedGroupSize } from './pipeline';
 import type { StageLayout } from './placement';
 import type { PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
+import { microbatchesHeld } from './schedule-order';
 import { tokensPerGpu } from './stage-cost';
 import {
   attentionParams, denseMlpParams, embeddingParams, layerActivationBytesPerToken, moeMlpParams, scoreBytesPerToken,
@@ -43,21 +43,15 @@ export function stageParams(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'ep'
 }
 
 /**
- * Microbatches whose activations a stage holds at its peak: 1F1B and ZB-H1 hold p - j, the
- * interleaved schedule (2(p-j-1) + (v-1)N + 1) / v (Megatron's warm-up count, N its microbatch
- * group size: p when p divides m, see interleavedGroupSize), GPipe all m.
+ * Microbatches whose activations stage `stageIndex` holds at its peak, from the op order the
+ * timeline simulates (schedule-order.ts): GPipe all m, 1F1B p - j, ZB-H1 p on every stage (its
+ * deferred weight-gradient passes keep j microbatches' inputs past their backward), the
+ * interleaved schedule (2(p-j-1) + (v-1)N + 1) / v (Megatron's warm-up plus one, N its
+ * microbatch group size); at most m, at least one.
  */
 export function microbatchesInFlight(plan: Pick<PlanSpec, 'pp' | 'virtualStages' | 'schedule'>, stageIndex: number, microbatches: number): number {
-  const p = plan.pp;
-  const v = plan.virtualStages;
-  let inFlight: number;
-  switch (plan.schedule) {
-    case 'gpipe': inFlight = microbatches; break;
-    case 'interleaved': inFlight = (2 * (p - stageIndex - 1) + (v - 1) * (interleavedGroupSize(Math.round(microbatches), p) ?? p) + 1) / v; break;
-    case '1f1b':
-    case 'zb-h1': inFlight = p - stageIndex; break;
-  }
-  return Math.max(1, Math.min(Math.ceil(microbatches), inFlight));
+  const held = microbatchesHeld(plan.schedule, stageIndex, plan.pp, plan.virtualStages, Math.ceil(microbatches));
+  return Math.max(1, held);
 }
 
 /** The plan fields a stage's memory basis depends on (not dp, the schedule or the microbatch count). */

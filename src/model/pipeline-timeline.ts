@@ -1,19 +1,18 @@
 /**
  * One iteration's pipeline phase op by op: a discrete-event simulation of the GPipe, 1F1B,
  * interleaved 1F1B (Megatron's order) and ZB-H1 schedules. Each stage runs one op at a time in
- * its schedule's order, as soon as its input has arrived; a boundary between sites is a send
- * that holds the link direction for the link's per-microbatch step and then takes the route's
- * latency (docs/cost-model.md §4-5). Op times come from the cost model (`groupPipelines`), so
- * the simulated span checks the closed-form pipeline phase and draws the report's timeline.
- * Pure.
+ * its schedule's order (schedule-order.ts, the same order memory counts held microbatches by),
+ * as soon as its input has arrived; a boundary between sites is a send that holds the link
+ * direction for the link's per-microbatch step and then takes the route's latency
+ * (docs/cost-model.md §4-5). Op times come from the cost model (`groupPipelines`), so the
+ * simulated span checks the closed-form pipeline phase and draws the report's timeline. Pure.
  */
 import { groupPipelines, type ChainHop, type GroupPipeline } from './evaluate';
-import { forwardPartS, interleavedGroupSize } from './pipeline';
+import { forwardPartS } from './pipeline';
 import type { PlanLayout } from './placement';
 import type { Schedule } from './plan-schema';
 import type { Scenario } from './scenario';
-
-export type PipelineOpKind = 'forward' | 'backward' | 'weight';
+import { stageOrder, type PipelineOpKind, type ScheduledOp } from './schedule-order';
 
 /** One op of one microbatch on one stage (model chunk `chunk` of the stage). */
 export interface PipelineOp {
@@ -61,8 +60,6 @@ export interface PipelineTimeline {
   readonly busyS: readonly number[];
 }
 
-interface OpSpec { readonly kind: PipelineOpKind; readonly chunk: number; readonly microbatch: number }
-
 /** Simulates one replica's pipeline phase. Throws if the schedule's op orders cannot complete (a bug). */
 export function simulateSchedule(inputs: ScheduleInputs): PipelineTimeline {
   const p = inputs.forwardS.length;
@@ -72,7 +69,7 @@ export function simulateSchedule(inputs: ScheduleInputs): PipelineTimeline {
   const chain = p * v;
   const splitWeight = inputs.schedule === 'zb-h1';
   const orders = Array.from({ length: p }, (_, j) => stageOrder(inputs.schedule, j, p, v, m));
-  const duration = (op: OpSpec, j: number): number => {
+  const duration = (op: ScheduledOp, j: number): number => {
     if (op.kind === 'forward') return inputs.forwardS[j]! / v;
     const backward = inputs.backwardS[j]! / v;
     return splitWeight ? backward / 2 : backward;
@@ -88,7 +85,7 @@ export function simulateSchedule(inputs: ScheduleInputs): PipelineTimeline {
   const ops: PipelineOp[] = [];
   const sends: PipelineSend[] = [];
 
-  const readyAt = (j: number, op: OpSpec): number => {
+  const readyAt = (j: number, op: ScheduledOp): number => {
     const q = op.chunk * p + j;
     if (op.kind === 'forward') return q === 0 ? 0 : arrive.forward[q - 1]![op.microbatch]!;
     if (op.kind === 'weight') return done.backward[q]![op.microbatch]!;
@@ -110,7 +107,7 @@ export function simulateSchedule(inputs: ScheduleInputs): PipelineTimeline {
   while (ops.length < total) {
     // Run the op that can start earliest, so that link queues see sends in time order.
     let pick = -1;
-    let pickOp: OpSpec | undefined;
+    let pickOp: ScheduledOp | undefined;
     let pickStart = Infinity;
     for (let j = 0; j < p; j++) {
       const op = orders[j]![next[j]!];
@@ -138,64 +135,6 @@ export function simulateSchedule(inputs: ScheduleInputs): PipelineTimeline {
 
 function grid(rows: number, columns: number): number[][] {
   return Array.from({ length: rows }, () => new Array<number>(columns).fill(NaN));
-}
-
-/** The order in which stage `j` of `p` runs its ops. */
-function stageOrder(schedule: Schedule, j: number, p: number, v: number, m: number): OpSpec[] {
-  const F = (microbatch: number, chunk = 0): OpSpec => ({ kind: 'forward', chunk, microbatch });
-  const B = (microbatch: number, chunk = 0): OpSpec => ({ kind: 'backward', chunk, microbatch });
-  const W = (microbatch: number): OpSpec => ({ kind: 'weight', chunk: 0, microbatch });
-  const ops: OpSpec[] = [];
-  switch (schedule) {
-    case 'gpipe':
-      for (let i = 0; i < m; i++) ops.push(F(i));
-      for (let i = 0; i < m; i++) ops.push(B(i));
-      return ops;
-    case '1f1b':
-    case 'zb-h1': {
-      // 1F1B: p - j - 1 warm-up forwards, then one forward and one backward in turn. ZB-H1 (Qi et
-      // al. 2024, §2.1) splits each backward into input-gradient (B) and weight-gradient (W)
-      // passes and starts stage j's Ws j microbatches late, so that every stage has p - 1
-      // microbatches in flight (warm-up plus deferred Ws); the deferred Ws fill the drain.
-      const warmup = Math.min(m, p - j - 1);
-      const deferred = j;
-      let f = 0;
-      let b = 0;
-      let w = 0;
-      const backward = () => {
-        ops.push(B(b++));
-        if (schedule === 'zb-h1' && b - w > deferred) ops.push(W(w++));
-      };
-      for (; f < warmup; f++) ops.push(F(f));
-      while (f < m) { ops.push(F(f++)); backward(); }
-      while (b < m) backward();
-      if (schedule === 'zb-h1') while (w < m) ops.push(W(w++));
-      return ops;
-    }
-    case 'interleaved': {
-      // Megatron-LM's interleaved 1F1B (schedules.py, get_schedule_table): microbatches in groups
-      // of N (interleavedGroupSize), each group through chunk 0..v-1 forward and v-1..0 backward;
-      // warm-up (p - j - 1) * 2 + (v - 1) * N forwards, then one forward and one backward in turn.
-      const n = interleavedGroupSize(m, p);
-      if (n === undefined) throw new Error(`the interleaved schedule needs at least p = ${p} microbatches, got ${m}`);
-      const forwards: OpSpec[] = [];
-      const backwards: OpSpec[] = [];
-      for (let start = 0; start < m; start += n) {
-        const end = start + n >= m ? m : start + n;
-        for (let c = 0; c < v; c++) for (let i = start; i < end; i++) forwards.push(F(i, c));
-        for (let c = v - 1; c >= 0; c--) for (let i = start; i < end; i++) backwards.push(B(i, c));
-        if (end === m) break;
-      }
-      const totalOps = forwards.length;
-      const warmup = Math.min(totalOps, (p - j - 1) * 2 + (v - 1) * n);
-      let f = 0;
-      let b = 0;
-      for (; f < warmup; f++) ops.push(forwards[f]!);
-      while (f < totalOps) { ops.push(forwards[f++]!); ops.push(backwards[b++]!); }
-      while (b < totalOps) ops.push(backwards[b++]!);
-      return ops;
-    }
-  }
 }
 
 /** Simulation inputs from the cost model for replica group `group` (default: the critical group). */
