@@ -44,29 +44,46 @@ export const tokensPerGpu = (scenario: Scenario, plan: Pick<PlanSpec, 'microBatc
 /** The plan fields a stage's time depends on (not dp, the schedule or ZeRO). */
 export type StageTimePlan = Pick<PlanSpec, 'tp' | 'cp' | 'ep' | 'pp' | 'virtualStages' | 'microBatchSeqs' | 'recompute'>;
 
+/** Forward FLOPs of one microbatch on one GPU of a stage, by the unit that runs them. */
+export interface StageFlops {
+  /** Every GEMM: the linear layers (QKV, output projection, MLP or active experts), the MoE router and the logits layer. */
+  readonly gemmFlops: number;
+  /** Attention scores and context: the causal half with a fused kernel, the full square without. */
+  readonly attentionCoreFlops: number;
+  /** What the GPU executes per microbatch: 3 x forward plus recomputation (full: a forward; selective without a fused kernel: the attention core). */
+  readonly hardwareFlops: number;
+}
+
+/** The FLOPs one GPU of `stage` executes per microbatch (docs/cost-model.md §1-2). */
+export function stageFlops(scenario: Scenario, plan: StageTimePlan, stage: StageLayout): StageFlops {
+  const { model, training } = scenario;
+  const tokens = tokensPerGpu(scenario, plan);
+  const denseLayers = stage.layers - stage.moeLayers;
+  const attentionCoreFlops = attentionCoreFlopsPerToken(model, training.seqLen, training.flashAttention) * tokens * stage.layers / plan.tp;
+  const gemmFlops = (attentionProjectionFlopsPerToken(model) * stage.layers
+    + mlpFlopsPerToken(model, false) * denseLayers
+    + mlpFlopsPerToken(model, true) * stage.moeLayers
+    + (stage.hasOutputLayer ? logitFlopsPerToken(model) : 0)) * tokens / plan.tp;
+  const forward = attentionCoreFlops + gemmFlops;
+  const recompute = plan.recompute === 'full' ? forward : plan.recompute === 'selective' && !training.flashAttention ? attentionCoreFlops : 0;
+  return { gemmFlops, attentionCoreFlops, hardwareFlops: 3 * forward + recompute };
+}
+
 /** Computes the per-microbatch time of `stage` on `site` under `plan`. */
 export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageLayout, site: Site, sitesUsedGpus: number): StageTime {
   const { model, training } = scenario;
   const tokens = tokensPerGpu(scenario, plan);
   const tp = plan.tp;
   const peak = tflopsToFlopPerS(training.precision === 'fp8' ? site.gpu.peakFp8Tflops ?? site.gpu.peakBf16Tflops : site.gpu.peakBf16Tflops);
-  const efficiency = matmulEfficiency(tokens, model.hidden / tp);
-  const flopRate = peak * efficiency;
-  const denseLayers = stage.layers - stage.moeLayers;
-  const causalOnly = training.flashAttention;
-
-  const coreFlops = attentionCoreFlopsPerToken(model, training.seqLen, causalOnly) * tokens * stage.layers / tp;
-  const projectionFlops = (attentionProjectionFlopsPerToken(model) * stage.layers
-    + mlpFlopsPerToken(model, false) * denseLayers
-    + mlpFlopsPerToken(model, true) * stage.moeLayers
-    + (stage.hasOutputLayer ? logitFlopsPerToken(model) : 0)) * tokens / tp;
+  const flopRate = peak * matmulEfficiency(tokens, model.hidden / tp);
+  const flops = stageFlops(scenario, plan, stage);
   // Memory-bound kernels (norms, activations, residuals, dropout; softmax over the score matrix without a fused kernel).
   const hbm = gBpsToBytesPerS(site.gpu.hbmGBps);
   const elementwiseS = (tokens / tp) * stage.layers * model.hidden * CALIBRATION.elementwiseBytesPerHidden / hbm;
   const scoreS = training.flashAttention ? 0
     : (tokens / tp) * stage.layers * model.heads * (training.seqLen / plan.cp) * CALIBRATION.scoreBytesPerElement / hbm;
-  const coreS = coreFlops / flopRate + scoreS;
-  const forwardS = (coreFlops + projectionFlops) / flopRate + elementwiseS + scoreS;
+  const coreS = flops.attentionCoreFlops / flopRate + scoreS;
+  const forwardS = (flops.attentionCoreFlops + flops.gemmFlops) / flopRate + elementwiseS + scoreS;
   const backwardS = 2 * forwardS;
   const recomputeS = plan.recompute === 'full' ? forwardS : plan.recompute === 'selective' && !training.flashAttention ? coreS : 0;
   const gemmS = forwardS + backwardS + recomputeS;

@@ -75,13 +75,16 @@ export function mlpFlopsPerToken(model: Model, moeLayer: boolean): number {
 export const logitFlopsPerToken = (model: Model): number => 2 * model.hidden * model.vocab;
 
 /**
- * Model FLOPs of one training iteration (forward + backward = 3x forward, no recomputation,
- * full attention square as in the MFU convention of Megatron-LM and PaLM).
+ * Model FLOPs of one training iteration (forward + backward = 3x forward, no recomputation).
+ * The attention core counts the causal half of the score square (`'causal'`, the project's MFU
+ * convention: what a causal decoder needs, and never more than the cost model's time executes);
+ * `'full'` counts the whole square, the convention of Megatron-LM's 2021-2024 FLOP formula and
+ * of PaLM, used only to express published figures in their own units (docs/cost-model.md §1).
  */
-export function modelFlopsPerIteration(model: Model, seqLen: number, globalBatchSeqs: number): number {
+export function modelFlopsPerIteration(model: Model, seqLen: number, globalBatchSeqs: number, attentionSquare: 'causal' | 'full' = 'causal'): number {
   let perToken = logitFlopsPerToken(model);
   for (let layer = 0; layer < model.layers; layer++) {
-    perToken += attentionProjectionFlopsPerToken(model) + attentionCoreFlopsPerToken(model, seqLen, false)
+    perToken += attentionProjectionFlopsPerToken(model) + attentionCoreFlopsPerToken(model, seqLen, attentionSquare === 'causal')
       + mlpFlopsPerToken(model, isMoeLayer(model, layer));
   }
   return 3 * perToken * seqLen * globalBatchSeqs;
