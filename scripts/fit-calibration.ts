@@ -1,8 +1,12 @@
 /**
- * Coarse grid search for the cost model's calibrated constants against every row of
- * fixtures/calibration at once (one constant set for all rows). Prints the best sets; the
- * chosen values are then written by hand into src/model/calibration-constants.ts.
- * Run: npm run build && node dist/scripts/fit-calibration.js [--hold-out <row id prefix>]
+ * Coarse grid search for the cost model's calibrated constants against the rows of
+ * fixtures/calibration (one constant set for all rows), in two stages: the bf16 constants on
+ * every bf16 row at once, then, with those fixed, the fp8 constants on every fp8 row at once
+ * (the fp8 constants do not change a bf16 row, so the second stage leaves the first's fit as it
+ * is). Prints the best sets; the chosen values are then written by hand into
+ * src/model/calibration-constants.ts.
+ * Run: npm run build && node dist/scripts/fit-calibration.js [--fp8] [--hold-out <row id prefix>]
+ * --fp8 runs the second stage only (the bf16 constants as in calibration-constants.ts).
  * With --hold-out, the rows whose id starts with the prefix are left out of the fit and the
  * best set's errors on them are printed: a check that the constants are not fitted to the rows.
  */
@@ -11,12 +15,19 @@ import { calibrate, median, type CalibrationRow } from '../src/calibration/calib
 import { CALIBRATION } from '../src/model/calibration-constants';
 import { readJsonArrays } from '../src/io/files';
 
-const allRows = readJsonArrays(path.join(__dirname, '..', '..', 'fixtures', 'calibration')) as CalibrationRow[];
+const isFp8 = (row: CalibrationRow): boolean => (row.scenario as { training: { precision?: string } }).training.precision === 'fp8';
+const fp8Stage = process.argv.includes('--fp8');
+const allRows = (readJsonArrays(path.join(__dirname, '..', '..', 'fixtures', 'calibration')) as CalibrationRow[])
+  .filter((row) => isFp8(row) === fp8Stage);
 const holdOutFlag = process.argv.indexOf('--hold-out');
 const holdOut = holdOutFlag >= 0 ? process.argv[holdOutFlag + 1]! : undefined;
 const rows = holdOut ? allRows.filter((r) => !r.id.startsWith(holdOut)) : allRows;
 const heldOut = holdOut ? allRows.filter((r) => r.id.startsWith(holdOut)) : [];
-const grid: Record<string, number[]> = {
+const range = (from: number, to: number, step: number): number[] =>
+  Array.from({ length: Math.round((to - from) / step) + 1 }, (_, i) => +(from + i * step).toFixed(6));
+const grid: Record<string, number[]> = fp8Stage ? {
+  fp8MatmulPeakEfficiency: range(0.36, 0.72, 0.01),
+} : {
   matmulPeakEfficiency: [0.68, 0.72, 0.76, 0.8],
   matmulHalfRows: [32, 64, 128, 256],
   matmulHalfColumns: [32, 64, 128, 256],

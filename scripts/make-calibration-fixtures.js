@@ -87,7 +87,48 @@ const korthikanti = [
     };
   }));
 
-for (const [file, rows] of [['megatron-sc21.json', sc21], ['megatron-h100.json', h100], ['korthikanti-2022.json', korthikanti]]) {
+// E and F. FP8 Llama rows on DGX H100 from the Megatron-Bridge and NeMo performance tables (dense
+// Llama only: the MoE, multi-head-latent-attention, squared-ReLU and GPT rows are left out). The
+// published metric is tokens/s/GPU, which does not depend on a FLOP-counting convention (the
+// tables' TFLOP/s/GPU columns use different ones: NeMo 24.07 the full attention square,
+// Megatron-Bridge the causal half). Shapes: calibration.md section E; Llama 2 70B from its model
+// card (as Llama 3 70B with vocabulary 32,000).
+const LLAMA = {
+  'llama3-8b': { layers: 32, hidden: 4096, heads: 32, kvHeads: 8, ffnHidden: 14336, vocab: 128256 },
+  'llama3-70b': { layers: 80, hidden: 8192, heads: 64, kvHeads: 8, ffnHidden: 28672, vocab: 128256 },
+  'llama2-70b': { layers: 80, hidden: 8192, heads: 64, kvHeads: 8, ffnHidden: 28672, vocab: 32000 },
+};
+const fp8 = [
+  // id, source, model, GPUs, GBS, MBS, seq, TP, PP, CP, VP, ZeRO, tokens/s/GPU, scaling note
+  ['bridge-26.04.01-llama3-70b', 'E', 'llama3-70b', 64, 256, 1, 8192, 4, 8, 1, 5, 1, 1664, 'FP8'],
+  ['bridge-25.11-llama3-70b', 'E', 'llama3-70b', 64, 128, 1, 8192, 4, 8, 1, 5, 1, 1602, 'FP8 current scaling'],
+  ['bridge-25.11-llama3-8b', 'E', 'llama3-8b', 8, 128, 1, 8192, 1, 1, 1, 1, 3, 14451, 'FP8 current scaling, FSDP 8 (ZeRO 3)'],
+  ['nemo-24.07-llama3-8b', 'F', 'llama3-8b', 8, 128, 1, 8192, 1, 1, 2, 1, 1, 12273, 'FP8'],
+  ['nemo-24.07-llama3-70b', 'F', 'llama3-70b', 64, 128, 1, 8192, 4, 4, 2, 5, 1, 1524, 'FP8'],
+  ['nemo-24.07-llama2-70b', 'F', 'llama2-70b', 64, 128, 1, 4096, 4, 4, 1, 20, 1, 1728, 'FP8'],
+].map(([name, section, model, gpus, batch, mbs, seqLen, tp, pp, cp, v, zero, tokens, note]) => {
+  const id = `fp8-${name}`;
+  const shape = LLAMA[model];
+  return {
+    id,
+    source: section === 'E'
+      ? 'NVIDIA-NeMo/Megatron-Bridge docs/performance-summary(-archive).md, DGX H100 (calibration.md section E)'
+      : 'NVIDIA/NeMo docs/source/performance/performance_summary.md 24.07, DGX H100 (calibration.md section F)',
+    metric: 'tokensPerSecondPerGpu',
+    published: tokens,
+    assumptions: `${note}; recomputation not published, assumed none (the plan fits without); distributed optimizer${zero === 3 ? ' with FSDP' : ' (ZeRO 1)'}; fused attention; TP and DP overlap on; SwiGLU, GQA, untied embeddings`,
+    scenario: {
+      version: 1,
+      name: id,
+      model: { name: id, ...shape, mlp: 'swiglu', tiedEmbeddings: false, dropout: false },
+      training: { seqLen, globalBatchSeqs: batch, precision: 'fp8', flashAttention: true, overlap: { tensorParallel: true, dataParallel: true } },
+      cluster: { sites: [{ name: 'cluster', gpuType: 'H100-SXM', gpus, gpusPerNode: 8 }], links: [] },
+    },
+    plan: { tp, cp, ep: 1, pp, dp: gpus / (tp * pp * cp), microBatchSeqs: mbs, schedule: v > 1 ? 'interleaved' : '1f1b', virtualStages: v, recompute: 'none', zero },
+  };
+});
+
+for (const [file, rows] of [['megatron-sc21.json', sc21], ['megatron-h100.json', h100], ['korthikanti-2022.json', korthikanti], ['nvidia-fp8-h100.json', fp8]]) {
   fs.writeFileSync(path.join(out, file), JSON.stringify(rows, null, 2) + '\n');
 }
-console.log(`wrote ${sc21.length + h100.length + korthikanti.length} calibration rows to ${out}`);
+console.log(`wrote ${sc21.length + h100.length + korthikanti.length + fp8.length} calibration rows to ${out}`);

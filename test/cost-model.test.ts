@@ -60,7 +60,9 @@ describe('memory and FLOPs against the published formulas', () => {
     const B = 8, s = 2048, l = 4, h = 4096, V = 51200;
     // 72 B s l h^2 (1 + s/6h) + 6 B s h V (logits fwd+bwd): the paper's 96 counts recompute and a 4/3 larger logit term.
     const expected = 72 * B * s * l * h * h * (1 + s / (6 * h)) + 6 * B * s * h * V;
-    expect(modelFlopsPerIteration(gpt, s, B) / expected).toBeCloseTo(1, 3);
+    expect(modelFlopsPerIteration(gpt, s, B, 'full') / expected).toBeCloseTo(1, 3);
+    // The project's convention counts the causal half of the attention square: 3 x 2sh per token per layer less.
+    expect(modelFlopsPerIteration(gpt, s, B)).toBe(modelFlopsPerIteration(gpt, s, B, 'full') - 6 * B * s * s * l * h);
   });
 });
 
@@ -73,6 +75,10 @@ describe('evaluation identities', () => {
     const p = result.predicted;
     const flops = modelFlopsPerIteration(scenario.model, 8192, 2048);
     expect(p.mfu).toBeCloseTo(flops / (p.iterationTimeS * 16384 * 989e12), 12);
+    expect(p.modelTflopsPerGpu).toBeCloseTo(flops / p.iterationTimeS / 16384 / 1e12, 9);
+    // Full recomputation with a fused (causal) kernel: the GPUs execute 4 forwards for the model's 3.
+    expect([plan.recompute, scenario.training.flashAttention]).toEqual(['full', true]);
+    expect(p.hardwareTflopsPerGpu / p.modelTflopsPerGpu).toBeCloseTo(4 / 3, 9);
     expect(p.tokensPerSecondPerGpu).toBeCloseTo((2048 * 8192) / (p.iterationTimeS * 16384), 9);
     expect(p.gpusUsed).toBe(16384);
   });

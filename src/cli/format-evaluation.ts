@@ -26,7 +26,7 @@ export function formatEvaluation(scenario: Scenario, evaluation: Evaluation): st
   lines.push(`Scenario ${scenario.name}: ${scenario.model.name} on ${gpus} GPUs at ${scenario.sites.length} site(s)`);
   lines.push(evaluation.fits ? 'Fits: yes' : `Fits: NO\n${evaluation.violations.map((v) => `  - ${v}`).join('\n')}`);
   lines.push('');
-  lines.push(`Iteration time   ${seconds(p.iterationTimeS)} s   MFU ${percent(p.mfu)}   ${p.tokensPerSecondPerGpu.toFixed(0)} tokens/s/GPU   ${p.modelTflopsPerGpu.toFixed(0)} model TFLOP/s/GPU`);
+  lines.push(`Iteration time   ${seconds(p.iterationTimeS)} s   MFU ${percent(p.mfu)}   ${p.tokensPerSecondPerGpu.toFixed(0)} tokens/s/GPU   ${p.modelTflopsPerGpu.toFixed(0)} model TFLOP/s/GPU   ${p.hardwareTflopsPerGpu.toFixed(0)} hardware TFLOP/s/GPU`);
   lines.push(`GPUs             ${p.gpusUsed} used, ${p.gpusIdle} idle; ${p.microbatchesPerReplica} microbatches per replica`);
   lines.push('');
   lines.push('Breakdown (critical path)');

@@ -10,6 +10,10 @@ export const CALIBRATION = {
   matmulHalfRows: 32,
   /** GEMM columns (hidden / tp) at which efficiency is half its best. */
   matmulHalfColumns: 64,
+  /** Best achievable fraction of the fp8 peak for a large fp8 GEMM (fitted on the six fp8 rows with the bf16 constants fixed). */
+  fp8MatmulPeakEfficiency: 0.53,
+  /** Bytes moved per element cast to fp8: read bf16 (2), write fp8 and its transpose (1 + 1), amax fused; set by hand, not fitted. */
+  fp8CastBytesPerElement: 4,
   /** Bytes memory-bound kernels (norms, activation functions, residual adds, dropout) move per token per layer per hidden unit, forward. */
   elementwiseBytesPerHidden: 128,
   /** Bytes moved per attention score element (per token, head and key) forward by unfused softmax, mask and dropout. */

@@ -11,7 +11,7 @@ import { layOutPlan, type PlanLayout, type ReplicaGroupLayout, type StageLayout 
 import type { PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
 import { stageMemory, stageParams, type StageMemory } from './memory';
-import { stageTime, type StageTime } from './stage-cost';
+import { stageFlops, stageTime, type StageTime } from './stage-cost';
 import { modelFlopsPerIteration } from './transformer';
 import { BF16_BYTES, gBpsToBytesPerS, tflopsToFlopPerS } from './units';
 
@@ -61,11 +61,13 @@ export interface LinkUsage {
 
 export interface Prediction {
   readonly iterationTimeS: number;
-  /** Model FLOPs (no recomputation) / (time x used GPUs x their peak), 0-1. */
+  /** Model FLOPs (causal attention, no recomputation) / (time x the used GPUs' dense bf16 peak), in any precision; at most 1. */
   readonly mfu: number;
   readonly tokensPerSecondPerGpu: number;
-  /** Model TFLOP/s per used GPU. */
+  /** Model TFLOP/s per used GPU (the FLOPs of mfu). */
   readonly modelTflopsPerGpu: number;
+  /** Hardware TFLOP/s per used GPU: the FLOPs the GPUs execute (attention as the kernel runs it, recomputation included). */
+  readonly hardwareTflopsPerGpu: number;
   /** Largest memory per GPU over all stages and sites. */
   readonly memoryGiBPerGpu: number;
   readonly breakdown: Breakdown;
@@ -208,6 +210,8 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
   const gpusTotal = scenario.sites.reduce((a, site) => a + site.gpus, 0);
   const peakFlopRate = scenario.sites.reduce((sum, site, s) => sum + usedPerSite[s]! * tflopsToFlopPerS(site.gpu.peakBf16Tflops), 0);
   const modelFlops = modelFlopsPerIteration(scenario.model, scenario.training.seqLen, scenario.training.globalBatchSeqs);
+  const hardwareFlops = groups.reduce((sum, group) => sum + group.replicas * group.microbatches * gpusPerReplicaStage
+    * stages.reduce((perReplica, stage) => perReplica + stageFlops(scenario, plan, stage).hardwareFlops, 0), 0);
   const linkLoadsTotal = scenario.links.map((_, i) => Math.max(
     ppLoads[i]!.aToB * m + dp.crossLoads[i]!.aToB,
     ppLoads[i]!.bToA * m + dp.crossLoads[i]!.bToA,
@@ -223,6 +227,7 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
       mfu: modelFlops / (iterationTimeS * peakFlopRate),
       tokensPerSecondPerGpu: (scenario.training.globalBatchSeqs * scenario.training.seqLen) / iterationTimeS / gpusUsed,
       modelTflopsPerGpu: modelFlops / iterationTimeS / gpusUsed / 1e12,
+      hardwareTflopsPerGpu: hardwareFlops / iterationTimeS / gpusUsed / 1e12,
       memoryGiBPerGpu: peak!.totalGiB,
       breakdown,
       gpusUsed,

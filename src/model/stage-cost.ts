@@ -9,7 +9,7 @@ import type { StageLayout } from './placement';
 import type { PlanSpec } from './plan-schema';
 import type { Scenario, Site } from './scenario';
 import {
-  attentionCoreFlopsPerToken, attentionProjectionFlopsPerToken, logitFlopsPerToken, mlpFlopsPerToken,
+  attentionCoreFlopsPerToken, attentionProjectionFlopsPerToken, fp8CastElementsPerToken, logitFlopsPerToken, mlpFlopsPerToken, routerFlopsPerToken,
 } from './transformer';
 import { BF16_BYTES, gBpsToBytesPerS, tflopsToFlopPerS } from './units';
 
@@ -37,6 +37,14 @@ export function matmulEfficiency(rows: number, columns: number): number {
     * (columns / (columns + CALIBRATION.matmulHalfColumns));
 }
 
+/**
+ * Fraction of the fp8 peak an fp8 GEMM reaches: the same saturating shape as
+ * {@link matmulEfficiency} with its own best value (fitted on the fp8 rows, docs/cost-model.md §2).
+ */
+export function fp8MatmulEfficiency(rows: number, columns: number): number {
+  return matmulEfficiency(rows, columns) * (CALIBRATION.fp8MatmulPeakEfficiency / CALIBRATION.matmulPeakEfficiency);
+}
+
 /** Tokens one GPU holds per microbatch (sequence split over cp). */
 export const tokensPerGpu = (scenario: Scenario, plan: Pick<PlanSpec, 'microBatchSeqs' | 'cp'>): number =>
   (plan.microBatchSeqs * scenario.training.seqLen) / plan.cp;
@@ -44,29 +52,58 @@ export const tokensPerGpu = (scenario: Scenario, plan: Pick<PlanSpec, 'microBatc
 /** The plan fields a stage's time depends on (not dp, the schedule or ZeRO). */
 export type StageTimePlan = Pick<PlanSpec, 'tp' | 'cp' | 'ep' | 'pp' | 'virtualStages' | 'microBatchSeqs' | 'recompute'>;
 
+/** Forward FLOPs of one microbatch on one GPU of a stage, by the unit that runs them. */
+export interface StageFlops {
+  /** Every GEMM: the linear layers (QKV, output projection, MLP or active experts), the MoE router and the logits layer. */
+  readonly gemmFlops: number;
+  /** The part of gemmFlops that runs in fp8 when training.precision is fp8: the linear layers (not the router or logits). */
+  readonly linearFlops: number;
+  /** Attention scores and context, bf16: the causal half with a fused kernel, the full square without. */
+  readonly attentionCoreFlops: number;
+  /** What the GPU executes per microbatch: 3 x forward plus recomputation (full: a forward; selective without a fused kernel: the attention core). */
+  readonly hardwareFlops: number;
+}
+
+/** The FLOPs one GPU of `stage` executes per microbatch (docs/cost-model.md §1-2). */
+export function stageFlops(scenario: Scenario, plan: StageTimePlan, stage: StageLayout): StageFlops {
+  const { model, training } = scenario;
+  const tokens = tokensPerGpu(scenario, plan);
+  const denseLayers = stage.layers - stage.moeLayers;
+  const attentionCoreFlops = attentionCoreFlopsPerToken(model, training.seqLen, training.flashAttention) * tokens * stage.layers / plan.tp;
+  const gemmFlops = (attentionProjectionFlopsPerToken(model) * stage.layers
+    + mlpFlopsPerToken(model, false) * denseLayers
+    + mlpFlopsPerToken(model, true) * stage.moeLayers
+    + (stage.hasOutputLayer ? logitFlopsPerToken(model) : 0)) * tokens / plan.tp;
+  const bf16Only = (routerFlopsPerToken(model) * stage.moeLayers + (stage.hasOutputLayer ? logitFlopsPerToken(model) : 0)) * tokens / plan.tp;
+  const forward = attentionCoreFlops + gemmFlops;
+  const recompute = plan.recompute === 'full' ? forward : plan.recompute === 'selective' && !training.flashAttention ? attentionCoreFlops : 0;
+  return { gemmFlops, linearFlops: gemmFlops - bf16Only, attentionCoreFlops, hardwareFlops: 3 * forward + recompute };
+}
+
 /** Computes the per-microbatch time of `stage` on `site` under `plan`. */
 export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageLayout, site: Site, sitesUsedGpus: number): StageTime {
   const { model, training } = scenario;
   const tokens = tokensPerGpu(scenario, plan);
   const tp = plan.tp;
-  const peak = tflopsToFlopPerS(training.precision === 'fp8' ? site.gpu.peakFp8Tflops ?? site.gpu.peakBf16Tflops : site.gpu.peakBf16Tflops);
-  const efficiency = matmulEfficiency(tokens, model.hidden / tp);
-  const flopRate = peak * efficiency;
-  const denseLayers = stage.layers - stage.moeLayers;
-  const causalOnly = training.flashAttention;
-
-  const coreFlops = attentionCoreFlopsPerToken(model, training.seqLen, causalOnly) * tokens * stage.layers / tp;
-  const projectionFlops = (attentionProjectionFlopsPerToken(model) * stage.layers
-    + mlpFlopsPerToken(model, false) * denseLayers
-    + mlpFlopsPerToken(model, true) * stage.moeLayers
-    + (stage.hasOutputLayer ? logitFlopsPerToken(model) : 0)) * tokens / tp;
+  const bf16Rate = tflopsToFlopPerS(site.gpu.peakBf16Tflops) * matmulEfficiency(tokens, model.hidden / tp);
+  // fp8 (Transformer Engine): only the linear layers' GEMMs run in fp8, at the fp8 peak times
+  // their own efficiency; attention, the logits layer and the router stay bf16 (docs/cost-model.md §2).
+  const fp8 = training.precision === 'fp8' && site.gpu.peakFp8Tflops !== undefined;
+  const linearRate = fp8 ? tflopsToFlopPerS(site.gpu.peakFp8Tflops!) * fp8MatmulEfficiency(tokens, model.hidden / tp) : bf16Rate;
+  const flops = stageFlops(scenario, plan, stage);
   // Memory-bound kernels (norms, activations, residuals, dropout; softmax over the score matrix without a fused kernel).
   const hbm = gBpsToBytesPerS(site.gpu.hbmGBps);
   const elementwiseS = (tokens / tp) * stage.layers * model.hidden * CALIBRATION.elementwiseBytesPerHidden / hbm;
+  // fp8 casts of the GEMM operands, forward and backward together; a third is charged to the forward (backward = 2 x forward).
+  const castElements = fp8CastElementsPerToken(model, false) * (stage.layers - stage.moeLayers) + fp8CastElementsPerToken(model, true) * stage.moeLayers;
+  const castS = fp8 ? (tokens / tp) * castElements * CALIBRATION.fp8CastBytesPerElement / hbm / 3 : 0;
   const scoreS = training.flashAttention ? 0
     : (tokens / tp) * stage.layers * model.heads * (training.seqLen / plan.cp) * CALIBRATION.scoreBytesPerElement / hbm;
-  const coreS = coreFlops / flopRate + scoreS;
-  const forwardS = (coreFlops + projectionFlops) / flopRate + elementwiseS + scoreS;
+  const coreS = flops.attentionCoreFlops / bf16Rate + scoreS;
+  const flopsS = fp8
+    ? flops.linearFlops / linearRate + (flops.gemmFlops - flops.linearFlops + flops.attentionCoreFlops) / bf16Rate
+    : (flops.attentionCoreFlops + flops.gemmFlops) / bf16Rate;
+  const forwardS = flopsS + elementwiseS + castS + scoreS;
   const backwardS = 2 * forwardS;
   const recomputeS = plan.recompute === 'full' ? forwardS : plan.recompute === 'selective' && !training.flashAttention ? coreS : 0;
   const gemmS = forwardS + backwardS + recomputeS;

@@ -64,24 +64,47 @@ export const attentionProjectionFlopsPerToken = (model: Model): number => 2 * at
 export const attentionCoreFlopsPerToken = (model: Model, seqLen: number, causalOnly: boolean): number =>
   (4 * seqLen * model.hidden) / (causalOnly ? 2 : 1);
 
+/** Forward FLOPs per token of an MoE layer's router (h x E scores). */
+export const routerFlopsPerToken = (model: Model): number => (model.moe ? 2 * model.hidden * model.moe.experts : 0);
+
 /** Forward FLOPs per token of a layer's MLP (active experts only for MoE, plus the router). */
 export function mlpFlopsPerToken(model: Model, moeLayer: boolean): number {
   if (!moeLayer || !model.moe) return 2 * denseMlpParams(model);
   const active = model.moe.topK + model.moe.sharedExperts;
-  return 2 * active * expertParams(model) + 2 * model.hidden * model.moe.experts;
+  return 2 * active * expertParams(model) + routerFlopsPerToken(model);
+}
+
+/**
+ * Elements a linear layer's GEMMs quantise to fp8 per token per layer, forward and backward
+ * together (Transformer Engine casts every GEMM operand that is not a cached weight): forward,
+ * the inputs of QKV, the output projection, FC1 and FC2; backward, the output gradients of the
+ * same four GEMMs. Per active FFN for MoE.
+ */
+export function fp8CastElementsPerToken(model: Model, moeLayer: boolean): number {
+  const h = model.hidden;
+  const kvWidth = (h * model.kvHeads) / model.heads;
+  const ffnWidth = moeLayer && model.moe ? model.moe.expertFfnHidden : model.ffnHidden;
+  const activeFfns = moeLayer && model.moe ? model.moe.topK + model.moe.sharedExperts : 1;
+  const fc1Outputs = (model.mlp === 'swiglu' ? 2 : 1) * ffnWidth;
+  const forward = h + h + activeFfns * (h + ffnWidth);
+  const backward = (h + 2 * kvWidth) + h + activeFfns * (fc1Outputs + h);
+  return forward + backward;
 }
 
 /** Forward FLOPs per token of the output (logits) layer. */
 export const logitFlopsPerToken = (model: Model): number => 2 * model.hidden * model.vocab;
 
 /**
- * Model FLOPs of one training iteration (forward + backward = 3x forward, no recomputation,
- * full attention square as in the MFU convention of Megatron-LM and PaLM).
+ * Model FLOPs of one training iteration (forward + backward = 3x forward, no recomputation).
+ * The attention core counts the causal half of the score square (`'causal'`, the project's MFU
+ * convention: what a causal decoder needs, and never more than the cost model's time executes);
+ * `'full'` counts the whole square, the convention of Megatron-LM's 2021-2024 FLOP formula and
+ * of PaLM, used only to express published figures in their own units (docs/cost-model.md §1).
  */
-export function modelFlopsPerIteration(model: Model, seqLen: number, globalBatchSeqs: number): number {
+export function modelFlopsPerIteration(model: Model, seqLen: number, globalBatchSeqs: number, attentionSquare: 'causal' | 'full' = 'causal'): number {
   let perToken = logitFlopsPerToken(model);
   for (let layer = 0; layer < model.layers; layer++) {
-    perToken += attentionProjectionFlopsPerToken(model) + attentionCoreFlopsPerToken(model, seqLen, false)
+    perToken += attentionProjectionFlopsPerToken(model) + attentionCoreFlopsPerToken(model, seqLen, attentionSquare === 'causal')
       + mlpFlopsPerToken(model, isMoeLayer(model, layer));
   }
   return 3 * perToken * seqLen * globalBatchSeqs;
