@@ -4,6 +4,7 @@
  */
 import { readJsonFile } from './io/files';
 import { evaluate, type Evaluation } from './model/evaluate';
+import { modelFromHfConfig, type ImportedModel } from './model/hf-config';
 import { parseScenario, type Scenario } from './model/scenario';
 import { ScenarioValidationError } from './model/validation-error';
 
@@ -20,10 +21,19 @@ export { plan, defaultBackends, type PlanOptions } from './solve/plan';
 export type { PlanResult, Bound, BaselineResult, SolverReport } from './solve/plan-result';
 export type { MipBackend, MipSolution, MipSolveOptions } from './solve/mip-backend';
 export { exhaustiveSearch, type ExhaustiveResult } from './solve/exhaustive';
+export { modelFromHfConfig, HF_MODEL_TYPES, type ImportedModel } from './model/hf-config';
 
 /** Reads and validates a scenario file; throws {@link ScenarioValidationError} naming the file and JSON path. */
 export function loadScenario(file: string): Scenario {
   return parseScenario(readJsonFile(file), file);
+}
+
+/**
+ * Reads a Hugging Face config.json and returns the scenario `model` object for it; throws
+ * {@link ScenarioValidationError} naming the file and each config key it cannot map.
+ */
+export function loadHfModel(file: string, name?: string): ImportedModel {
+  return modelFromHfConfig(readJsonFile(file), name, file);
 }
 
 /**

@@ -8,6 +8,7 @@ import { defaultWorkerCount, runBatchCommand } from './commands/batch';
 import { runDiagnose } from './commands/diagnose';
 import { runEvaluate } from './commands/evaluate';
 import { runExport } from './commands/export';
+import { runImportModel } from './commands/import-model';
 import { runMerge } from './commands/merge';
 import { runPlan } from './commands/plan';
 import { runReport } from './commands/report';
@@ -97,6 +98,13 @@ export async function runCli(argv: readonly string[], output: Output = processOu
       (args) => { code = runExport({ plan: args.plan, scenario: args.scenario, format: args.format, json: args.json }, output); },
     )
     .command(
+      'import-model <config>',
+      "Print the scenario's model object for a Hugging Face config.json",
+      (y) => y.positional('config', { type: 'string', demandOption: true, describe: 'A Hugging Face config.json' })
+        .option('name', { type: 'string', describe: 'Model name (default: the folder of config.json, or the file name)' }),
+      (args) => { code = runImportModel(args.config, args.name, output); },
+    )
+    .command(
       'batch <inputs..>',
       'Plan many scenarios (files, folders, sweep files) in parallel workers into an NDJSON results file',
       (y) => y.positional('inputs', { type: 'string', array: true, demandOption: true, describe: 'Scenario files, folders of them, sweep files' })
@@ -135,7 +143,7 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('scenarios', { type: 'string', array: true, describe: "The batch's inputs (scenario files, folders, sweeps), to name missing scenarios by id" }),
       (args) => { code = runMerge({ parts: args.parts, out: args.out, csv: args.csv, scenarios: args.scenarios }, output); },
     )
-    .demandCommand(1, 'name a command: validate, evaluate, plan, diagnose, report, export, batch or merge')
+    .demandCommand(1, 'name a command: validate, evaluate, plan, diagnose, report, export, import-model, batch or merge')
     .strict()
     .help()
     .version()

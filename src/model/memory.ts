@@ -9,7 +9,8 @@ import type { Scenario } from './scenario';
 import { microbatchesHeld } from './schedule-order';
 import { tokensPerGpu } from './stage-cost';
 import {
-  attentionParams, denseMlpParams, embeddingParams, layerActivationBytesPerToken, moeMlpParams, scoreBytesPerToken,
+  attentionParams, denseMlpParams, embeddingParams, layerActivationBytesPerToken, moeMlpParams, mtpActivationBytesPerToken, mtpParams,
+  scoreBytesPerToken,
 } from './transformer';
 import { BF16_BYTES, BYTES_PER_GIB } from './units';
 
@@ -39,7 +40,9 @@ export function stageParams(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'ep'
   let dense = stage.layers * (attentionParams(model) + norms) + denseLayers * denseMlpParams(model) + stage.moeLayers * moe.replicated;
   if (stage.hasEmbedding) dense += embeddingParams(model);
   if (stage.hasOutputLayer && !(model.tiedEmbeddings && stage.hasEmbedding)) dense += embeddingParams(model);
-  return { dense: dense / plan.tp, expert: (stage.moeLayers * moe.routed) / (plan.tp * plan.ep) };
+  // Multi-token prediction modules sit with the output head they share (DeepSeek-V3 §3.2.1).
+  const mtp = stage.hasOutputLayer ? mtpParams(model) : { routed: 0, replicated: 0 };
+  return { dense: (dense + mtp.replicated) / plan.tp, expert: (stage.moeLayers * moe.routed + mtp.routed) / (plan.tp * plan.ep) };
 }
 
 /**
@@ -102,7 +105,7 @@ export function stageMemoryBasis(scenario: Scenario, plan: MemoryBasisPlan, stag
     hidden: model.hidden,
     layerBytesPerToken: perMicrobatchLayers + scoreBytes,
     rebuiltLayerBytesPerToken: Math.max(layerActivationBytesPerToken(model, false), layerActivationBytesPerToken(model, stage.moeLayers > 0)),
-    outputBytes: stage.hasOutputLayer ? tokensPerTpRank * model.vocab * (4 + BF16_BYTES) : 0,
+    outputBytes: stage.hasOutputLayer ? tokensPerTpRank * model.vocab * (4 + BF16_BYTES) + tokensPerTpRank * mtpActivationBytesPerToken(model) : 0,
     embeddingBytes: stage.hasEmbedding ? tokensPerTpRank * model.hidden * BF16_BYTES : 0,
     // Gathered working copy of the largest layer's weights, forward and backward prefetch.
     gatheredWeightsBytes: plan.zero >= 3 ? 2 * BF16_BYTES * (params.dense + params.expert) / Math.max(1, stage.layers) : 0,

@@ -27,6 +27,22 @@ export const moeSchema = z.strictObject({
     .describe('Leading layers with a dense MLP of width model.ffnHidden instead of experts.'),
 }).describe('Mixture-of-experts MLP; absent for dense models.');
 
+export const mlaSchema = z.strictObject({
+  kind: z.literal('mla'),
+  qLoraRank: positiveInt('query latent width', 1e6).optional()
+    .describe('Width of the compressed query latent; absent: queries are projected directly (DeepSeek-V2-Lite).'),
+  kvLoraRank: positiveInt('key/value latent width', 1e6).describe('Width of the shared compressed key/value latent.'),
+  qkNopeHeadDim: positiveInt('query/key head dimension without rotary embedding', 1e5),
+  qkRopeHeadDim: positiveInt('query/key rotary head dimension', 1e5).describe('Rotary part of each head; the rotary key is shared by all heads.'),
+  vHeadDim: positiveInt('value head dimension', 1e5),
+}).describe('Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2): low-rank query and key/value projections.');
+
+export const slidingWindowSchema = z.strictObject({
+  tokens: positiveInt('tokens each query attends back', 1e9).describe('Window: each query attends to at most this many keys (itself included).'),
+  layers: positiveInt('layers with the window', 1e5).optional()
+    .describe('How many layers use the window (the others attend to the whole sequence); absent: all.'),
+}).describe('Sliding-window attention (Mistral-7B-v0.1, gpt-oss alternating with full attention).');
+
 export const modelSchema = z.strictObject({
   name: z.string().min(1),
   layers: positiveInt('transformer layers', 1e5),
@@ -34,11 +50,18 @@ export const modelSchema = z.strictObject({
   ffnHidden: positiveInt('dense FFN hidden size', 1e8),
   heads: positiveInt('attention heads', 1e6),
   kvHeads: positiveInt('key/value heads (GQA); defaults to heads', 1e6).optional(),
+  headDim: positiveInt('query/key/value head dimension', 1e5).optional()
+    .describe('Head dimension when it is not hidden / heads (Qwen3, gpt-oss); absent: hidden / heads. Ignored with MLA.'),
+  attention: mlaSchema.optional().describe('Absent: multi-head attention with kvHeads key/value heads (MHA, GQA or MQA).'),
+  slidingWindow: slidingWindowSchema.optional(),
   vocab: positiveInt('vocabulary size'),
-  mlp: z.enum(['swiglu', 'gelu']).default('swiglu').describe('swiglu: 3 FFN matrices; gelu: 2.'),
+  mlp: z.enum(['swiglu', 'gelu', 'squared-relu']).default('swiglu')
+    .describe('swiglu: 3 FFN matrices (gate, up, down); gelu and squared-relu (Nemotron-4): 2.'),
   tiedEmbeddings: z.boolean().default(false).describe('Input embedding shared with the output layer.'),
   dropout: z.boolean().default(false).describe('Dropout masks are stored (GPT-3 style models); modern LLMs train without.'),
   moe: moeSchema.optional(),
+  mtpLayers: z.number().int().min(0).max(64).optional()
+    .describe('Multi-token prediction modules after the last layer (DeepSeek-V3: 1); absent: none.'),
 }).describe('Transformer architecture.');
 
 export const trainingSchema = z.strictObject({

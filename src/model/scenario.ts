@@ -56,7 +56,7 @@ export function parseScenario(input: unknown, source?: string): Scenario {
   const issues: InputIssue[] = [];
   const sites = spec.cluster.sites.map((site, index) => resolveSite(site, index, issues));
   checkSiteNames(spec.cluster.sites, issues);
-  checkModel(spec.model, issues);
+  checkModelSpec(spec.model, issues);
   checkPrecision(spec, sites, issues);
   const links = resolveLinks(spec.cluster.links, sites, issues);
   checkSearch(spec, sites, issues);
@@ -121,10 +121,14 @@ function checkSiteNames(sites: readonly SiteSpec[], issues: InputIssue[]): void 
   });
 }
 
-function checkModel(model: ModelSpec, issues: InputIssue[]): void {
+/** Cross-field rules of a model spec (heads and kv heads, window layers, experts), as path-named issues. */
+export function checkModelSpec(model: ModelSpec, issues: InputIssue[]): void {
   const kvHeads = model.kvHeads ?? model.heads;
-  if (model.hidden % model.heads !== 0) {
-    issues.push({ path: 'model.heads', message: `hidden ${model.hidden} is not divisible by ${model.heads} heads` });
+  if (model.headDim === undefined && model.attention === undefined && model.hidden % model.heads !== 0) {
+    issues.push({ path: 'model.heads', message: `hidden ${model.hidden} is not divisible by ${model.heads} heads (give model.headDim)` });
+  }
+  if (model.slidingWindow?.layers !== undefined && model.slidingWindow.layers > model.layers) {
+    issues.push({ path: 'model.slidingWindow.layers', message: `${model.slidingWindow.layers} window layers exceed the model's ${model.layers}` });
   }
   if (model.heads % kvHeads !== 0) {
     issues.push({ path: 'model.kvHeads', message: `${model.heads} heads are not divisible by ${kvHeads} kv heads` });

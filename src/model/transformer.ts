@@ -10,13 +10,59 @@ type Model = ModelSpec & { readonly kvHeads: number };
 export const isMoeLayer = (model: Model, layerIndex: number): boolean =>
   model.moe !== undefined && layerIndex >= model.moe.denseLayers;
 
-/** MLP matrices per FFN: SwiGLU has gate, up and down; GELU has up and down. */
+/** MLP matrices per FFN: SwiGLU has gate, up and down; GELU and squared ReLU have up and down. */
 const mlpMatrices = (model: Model): number => (model.mlp === 'swiglu' ? 3 : 2);
 
-/** Attention parameters of one layer: Q and output h x h, K and V h x (h*g/a). */
+/** Per-token widths of one layer's attention tensors: queries, keys, values and the context fed to the output projection. */
+export interface AttentionWidths {
+  readonly q: number;
+  readonly k: number;
+  readonly v: number;
+  readonly context: number;
+}
+
+/**
+ * Attention tensor widths: `a*d` queries and context and `g*d` keys and values with head
+ * dimension `d` (headDim, else h/a); with multi-head latent attention every head has its own
+ * key (no-rope + rope dims) and value (DeepSeek-V2 §2.1, eq. 9-19).
+ */
+export function attentionWidths(model: Model): AttentionWidths {
+  const mla = model.attention;
+  if (mla) {
+    const qk = model.heads * (mla.qkNopeHeadDim + mla.qkRopeHeadDim);
+    const context = model.heads * mla.vHeadDim;
+    return { q: qk, k: qk, v: context, context };
+  }
+  if (model.headDim === undefined) {
+    const kvWidth = (model.hidden * model.kvHeads) / model.heads;
+    return { q: model.hidden, k: kvWidth, v: kvWidth, context: model.hidden };
+  }
+  const kvWidth = model.kvHeads * model.headDim;
+  return { q: model.heads * model.headDim, k: kvWidth, v: kvWidth, context: model.heads * model.headDim };
+}
+
+/**
+ * Weight-matrix parameters of one layer's attention. MHA/GQA: Q `h x a*d`, K and V `h x g*d`,
+ * output `a*d x h` (`2h^2 + 2h*(h*g/a)` when d = h/a). MLA (DeepSeek-V2 §2.1): queries `h x r_q`
+ * then `r_q x a*(d_nope + d_rope)` (or `h x a*(d_nope + d_rope)` without a query latent), the
+ * key/value latent and shared rotary key `h x (r_kv + d_rope)`, their up-projection
+ * `r_kv x a*(d_nope + d_v)`, output `a*d_v x h`.
+ */
+function attentionMatrixParams(model: Model): number {
+  const h = model.hidden;
+  const widths = attentionWidths(model);
+  const mla = model.attention;
+  if (!mla) return h * widths.q + h * widths.k + h * widths.v + widths.context * h;
+  const query = mla.qLoraRank === undefined ? h * widths.q : h * mla.qLoraRank + mla.qLoraRank * widths.q;
+  const keyValue = h * (mla.kvLoraRank + mla.qkRopeHeadDim) + mla.kvLoraRank * model.heads * (mla.qkNopeHeadDim + mla.vHeadDim);
+  return query + keyValue + widths.context * h;
+}
+
+/** Attention parameters of one layer: the weight matrices, plus MLA's norms of its two latents. */
 export function attentionParams(model: Model): number {
-  const kvWidth = (model.hidden * model.kvHeads) / model.heads;
-  return 2 * model.hidden * model.hidden + 2 * model.hidden * kvWidth;
+  const mla = model.attention;
+  const latentNorms = mla ? (mla.qLoraRank ?? 0) + mla.kvLoraRank : 0;
+  return attentionMatrixParams(model) + latentNorms;
 }
 
 /** Dense MLP parameters of one layer. */
@@ -39,7 +85,22 @@ export function moeMlpParams(model: Model): { readonly routed: number; readonly 
 /** Embedding (or output) matrix parameters. */
 export const embeddingParams = (model: Model): number => model.vocab * model.hidden;
 
-/** Total parameters (counting tied embeddings once). */
+/**
+ * Parameters of the multi-token prediction modules (DeepSeek-V3 §2.2): each has a `2h x h`
+ * projection, three RMSNorms and one more layer (with the model's MoE when it has one); the
+ * embedding and output head are shared with the main model. DeepSeek-V3: 11.6B here, 11.5B
+ * "unique parameters" in its weight documentation.
+ */
+export function mtpParams(model: Model): { readonly routed: number; readonly replicated: number } {
+  const modules = model.mtpLayers ?? 0;
+  if (modules === 0) return { routed: 0, replicated: 0 };
+  const moe = moeMlpParams(model);
+  const mlp = model.moe ? moe.replicated : denseMlpParams(model);
+  const perModule = 2 * model.hidden * model.hidden + 3 * model.hidden + attentionParams(model) + 4 * model.hidden + mlp;
+  return { routed: modules * moe.routed, replicated: modules * perModule };
+}
+
+/** Total parameters (counting tied embeddings once), multi-token prediction modules included. */
 export function totalParams(model: Model): number {
   let total = 0;
   for (let layer = 0; layer < model.layers; layer++) {
@@ -51,18 +112,33 @@ export function totalParams(model: Model): number {
       total += denseMlpParams(model);
     }
   }
-  return total + embeddingParams(model) * (model.tiedEmbeddings ? 1 : 2);
+  const mtp = mtpParams(model);
+  return total + mtp.routed + mtp.replicated + embeddingParams(model) * (model.tiedEmbeddings ? 1 : 2);
 }
 
 /** Forward FLOPs per token of one layer's attention projections (QKV and output). */
-export const attentionProjectionFlopsPerToken = (model: Model): number => 2 * attentionParams(model);
+export const attentionProjectionFlopsPerToken = (model: Model): number => 2 * attentionMatrixParams(model);
 
 /**
- * Forward FLOPs per token of the attention scores and context (QK^T and AV): 4*s*h for the
- * full square; `causalOnly` halves it (what a causal fused kernel executes).
+ * Forward FLOPs per token of the attention scores and context (QK^T and AV), averaged over the
+ * layers: `2*(a*d_qk + a*d_v)` per key attended (`4h` with d = h/a), `s` keys for the full square;
+ * `causalOnly` halves it (what a causal fused kernel executes). A sliding-window layer (window
+ * `w < s`) covers the causal band `w - w^2/(2s)` keys per query (twice that for the full-square
+ * convention), so its core no longer grows with `s`. The mean over the layers keeps the model's
+ * total exact; a stage's share is off by at most one layer's difference when window and full
+ * layers alternate (gpt-oss).
  */
-export const attentionCoreFlopsPerToken = (model: Model, seqLen: number, causalOnly: boolean): number =>
-  (4 * seqLen * model.hidden) / (causalOnly ? 2 : 1);
+export function attentionCoreFlopsPerToken(model: Model, seqLen: number, causalOnly: boolean): number {
+  const widths = attentionWidths(model);
+  const perKey = 2 * (widths.q + widths.context);
+  const full = (perKey * seqLen) / (causalOnly ? 2 : 1);
+  const window = model.slidingWindow;
+  if (window === undefined || window.tokens >= seqLen) return full;
+  const w = window.tokens;
+  const windowed = (perKey * (2 * w - (w * w) / seqLen)) / (causalOnly ? 2 : 1);
+  const windowLayers = Math.min(window.layers ?? model.layers, model.layers);
+  return (full * (model.layers - windowLayers) + windowed * windowLayers) / model.layers;
+}
 
 /** Forward FLOPs per token of an MoE layer's router (h x E scores). */
 export const routerFlopsPerToken = (model: Model): number => (model.moe ? 2 * model.hidden * model.moe.experts : 0);
@@ -91,8 +167,26 @@ export function fp8CastElementsPerToken(model: Model, moeLayer: boolean): number
   return forward + backward;
 }
 
-/** Forward FLOPs per token of the output (logits) layer. */
-export const logitFlopsPerToken = (model: Model): number => 2 * model.hidden * model.vocab;
+/**
+ * Forward FLOPs per token of the multi-token prediction modules (DeepSeek-V3 §2.2), which run
+ * after the last layer on the last stage: per module the `2h x h` projection, one layer's
+ * attention projections and MLP (active experts for MoE) and its own logits through the shared
+ * output head. Its attention core (one layer's, `4*s*h`-like) is left out: it is 1/(L+1) of the
+ * model's (DeepSeek-V3 at s = 4096: 0.17 of 3.4 GFLOP forward per token).
+ */
+export function mtpFlopsPerToken(model: Model): number {
+  const modules = model.mtpLayers ?? 0;
+  if (modules === 0) return 0;
+  const perModule = 4 * model.hidden * model.hidden + attentionProjectionFlopsPerToken(model)
+    + mlpFlopsPerToken(model, model.moe !== undefined) + 2 * model.hidden * model.vocab;
+  return modules * perModule;
+}
+
+/**
+ * Forward FLOPs per token of the output head: the logits `2hV`, plus the multi-token
+ * prediction modules that extend it when the model has them ({@link mtpFlopsPerToken}).
+ */
+export const logitFlopsPerToken = (model: Model): number => 2 * model.hidden * model.vocab + mtpFlopsPerToken(model);
 
 /**
  * Model FLOPs of one training iteration (forward + backward = 3x forward, no recomputation).
@@ -117,10 +211,13 @@ export function modelFlopsPerIteration(model: Model, seqLen: number, globalBatch
  */
 export function layerActivationBytesPerToken(model: Model, moeLayer: boolean): number {
   const h = model.hidden;
-  const kvFraction = model.kvHeads / model.heads;
+  const widths = attentionWidths(model);
   const dropoutMaskBytes = model.dropout ? 1 : 0;
-  // LayerNorm inputs (2 x 2 bytes), QKV input (2), Q (2), K and V (4 x g/a), attention output (2), masks.
-  const attention = 2 + 2 + 4 * kvFraction + 2 + dropoutMaskBytes;
+  // LayerNorm inputs (2 x 2 bytes), QKV input (2), Q (2 x a*d/h), K and V (2 x (g*d + g*d)/h, 4g/a when d = h/a),
+  // attention output (2 x a*d/h), masks; MLA also keeps its two latents, the inputs of the up-projections.
+  const mla = model.attention;
+  const latents = mla ? (2 * ((mla.qLoraRank ?? 0) + mla.kvLoraRank)) / h : 0;
+  const attention = 2 + 2 * (widths.q / h) + 2 * ((widths.k + widths.v) / h) + 2 * (widths.context / h) + dropoutMaskBytes + latents;
   const norms = 4;
   const mlpWidth = moeLayer && model.moe ? model.moe.expertFfnHidden : model.ffnHidden;
   // MLP input (2) and mask, plus for each active FFN: matrices' outputs (2 bytes each) and the activation output.
@@ -133,3 +230,15 @@ export function layerActivationBytesPerToken(model: Model, moeLayer: boolean): n
 /** Bytes per token of the stored attention score matrices (softmax, dropout): 5*a*s/h * h, or 3*a*s without dropout. */
 export const scoreBytesPerToken = (model: Model, seqLen: number): number =>
   (model.dropout ? 5 : 2) * model.heads * seqLen;
+
+/**
+ * Activation bytes per token the multi-token prediction modules keep on the last stage, before
+ * dividing by tp: per module the projection's input (the two normalised `h` vectors, bf16), one
+ * layer ({@link layerActivationBytesPerToken}) and its own fp32 and bf16 logits (`6V`, as the
+ * main head's).
+ */
+export function mtpActivationBytesPerToken(model: Model): number {
+  const modules = model.mtpLayers ?? 0;
+  if (modules === 0) return 0;
+  return modules * (4 * model.hidden + layerActivationBytesPerToken(model, model.moe !== undefined) + 6 * model.vocab);
+}
