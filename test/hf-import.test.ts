@@ -101,7 +101,7 @@ describe('import-model: every fixture family', () => {
     const keys = (m.layers - windowLayers) * s + windowLayers * (2 * w - (w * w) / s);
     const attention = 3 * 2 * (qkWidth + vWidth) * keys;
     const expected = 6 * n + attention;
-    const ours = modelFlopsPerIteration(m, s, 1) / s;
+    const ours = modelFlopsPerIteration(m, s, 1, 'full') / s;
     expect(Math.abs(ours / expected - 1)).toBeLessThan(published.tolerance ?? 0.01);
   });
 
