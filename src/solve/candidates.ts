@@ -3,12 +3,14 @@
  * cheap lower bound, so the planner can visit them best-first and prune the rest
  * (docs/formulation.md §4).
  */
-import { busiestReplicaMicrobatches, computeCoefficients, configPlan, fewestMicrobatches, maxReplicas, type ConfigCoefficients } from '../formulation/coefficients';
+import { busiestReplicaMicrobatches, computeCoefficients, fewestMicrobatches, maxReplicas, type ConfigCoefficients } from '../formulation/coefficients';
 import { enumerateConfigs, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../formulation/search-space';
 import { EnumerationTables, type ConfigStageTables, type SiteStageTimes } from '../formulation/enumeration-tables';
+import { fieldKey } from '../formulation/field-key';
 import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
 import { fillDrainS, forwardPartS, zeroBubbleShareS } from '../model/pipeline';
 import type { Scenario } from '../model/scenario';
+import type { StageTimePlan } from '../model/stage-cost';
 
 export interface Candidate {
   readonly config: ParallelConfig;
@@ -36,9 +38,10 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
     return layouts;
   };
   // Configurations that differ only in schedule or ZeRO share stage times (and those that differ
-  // only in schedule share memory bases): keyed by the tables' shared objects.
+  // only in schedule share memory bases): keyed by the tables' shared objects, and the memory also
+  // by the fields its microbatches in flight depend on.
   const stepsCache = new Map<SiteStageTimes, FastestSteps>();
-  const memoryCache = new Map<ConfigStageTables, OneMicrobatchMemory>();
+  const memoryCache = new Map<ConfigStageTables, Map<string, OneMicrobatchMemory>>();
   for (const config of enumerateConfigs(scenario, restriction)) {
     const { layouts, usableSites, largestMemoryGiB } = layoutsFor(config.pp);
     if (layouts.length === 0) continue;
@@ -49,8 +52,11 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
     let steps = stepsCache.get(stageTables.times);
     if (!steps) { steps = fastestSteps(scenario, config, stageTables.times, usableSites); stepsCache.set(stageTables.times, steps); }
     const bubbleS = fillDrainBubbleS(steps, config);
-    let memory = memoryCache.get(stageTables);
-    if (!memory) { memory = oneMicrobatchMemory(stageTables, config); memoryCache.set(stageTables, memory); }
+    let memoryByInFlight = memoryCache.get(stageTables);
+    if (!memoryByInFlight) { memoryByInFlight = new Map(); memoryCache.set(stageTables, memoryByInFlight); }
+    const inFlight = inFlightKey(config);
+    let memory = memoryByInFlight.get(inFlight);
+    if (!memory) { memory = oneMicrobatchMemory(stageTables, config); memoryByInFlight.set(inFlight, memory); }
     const coefficients = (dp: number) => () => computeCoefficients(scenario, config, dp, layouts, tables);
     const divisorsOfTotal = tables.divisors(totalMicrobatches);
     // Memory need is non-increasing in dp (only ZeRO shards depend on it, and dp ascends): once
@@ -113,18 +119,25 @@ interface FastestSteps {
   readonly bubbleBySchedule: Map<string, number>;
 }
 
+/** The plan fields {@link fillDrainS} reads: the key of a configuration's bubble at its fastest steps. */
+export const fillDrainKey = fieldKey<Parameters<typeof fillDrainS>[2]>()(['schedule', 'virtualStages']);
+
+/** The plan fields {@link microbatchesInFlight} reads: with the stage tables, what one-microbatch memory depends on. */
+export const inFlightKey = fieldKey<Parameters<typeof microbatchesInFlight>[0]>()(['pp', 'virtualStages', 'schedule']);
+
 function fillDrainBubbleS(steps: FastestSteps, config: ParallelConfig): number {
-  const key = `${config.schedule}/${config.virtualStages}`;
+  const key = fillDrainKey(config);
   let bubbleS = steps.bubbleBySchedule.get(key);
   if (bubbleS === undefined) {
     // Every term of fillDrainS is then at most any placement's.
-    bubbleS = fillDrainS(steps.fastestS, steps.fastestForwardS, configPlan(config, 1));
+    bubbleS = fillDrainS(steps.fastestS, steps.fastestForwardS, config);
     steps.bubbleBySchedule.set(key, bubbleS);
   }
   return bubbleS;
 }
 
-function fastestSteps(scenario: Scenario, config: ParallelConfig, times: SiteStageTimes, usableSites: readonly number[]): FastestSteps {
+/** Cached by the stage times' object: reads only the fields those times are keyed by (and the pp-stage layouts' sites). */
+function fastestSteps(scenario: Scenario, config: StageTimePlan, times: SiteStageTimes, usableSites: readonly number[]): FastestSteps {
   const fastestS: number[] = [];
   for (let j = 0; j < times.stages.length; j++) {
     let least = Infinity;
@@ -168,7 +181,7 @@ interface OneMicrobatchMemory {
   readonly activationsGiB: readonly number[];
 }
 
-function oneMicrobatchMemory({ pipeline, memoryBases }: ConfigStageTables, config: ParallelConfig): OneMicrobatchMemory {
+function oneMicrobatchMemory({ pipeline, memoryBases }: ConfigStageTables, config: Parameters<typeof microbatchesInFlight>[0]): OneMicrobatchMemory {
   // Identical stages have identical memory: price each distinct stage once.
   return {
     bases: pipeline.distinct.map((j) => memoryBases[j]!),
