@@ -10,7 +10,6 @@ import { fieldKey, type FieldKey } from '../src/formulation/field-key';
 import type { ParallelConfig } from '../src/formulation/search-space';
 import { SCHEDULES } from '../src/model/plan-schema';
 import type { StageTimePlan } from '../src/model/stage-cost';
-import { fillDrainKey, inFlightKey } from '../src/solve/candidates';
 import { loadFixture } from './helpers/fixtures';
 
 const base: ParallelConfig = { tp: 2, cp: 1, ep: 1, pp: 2, microBatchSeqs: 1, schedule: 'interleaved', virtualStages: 2, recompute: 'none', zero: 1 };
@@ -26,8 +25,7 @@ function differingIn(value: ParallelConfig, field: keyof ParallelConfig): Parall
 }
 
 const keys: [string, FieldKey<never>][] = [
-  ['stage times', stageTimeKey], ['configuration tables', configTablesKey], ['fill/drain bubble', fillDrainKey],
-  ['one-microbatch memory', inFlightKey], ['feasibility oracle configuration', parallelConfigKey],
+  ['stage times', stageTimeKey], ['configuration tables', configTablesKey], ['feasibility oracle configuration', parallelConfigKey],
 ];
 
 describe('cache keys', () => {

@@ -6,7 +6,6 @@
 import { busiestReplicaMicrobatches, computeCoefficients, fewestMicrobatches, maxReplicas, type ConfigCoefficients } from '../formulation/coefficients';
 import { enumerateConfigs, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../formulation/search-space';
 import { EnumerationTables, type ConfigStageTables, type SiteStageTimes } from '../formulation/enumeration-tables';
-import { fieldKey } from '../formulation/field-key';
 import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
 import { fillDrainS, forwardPartS, zeroBubbleShareS } from '../model/pipeline';
 import type { Scenario } from '../model/scenario';
@@ -37,11 +36,10 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
     if (!layouts) { layouts = pipelineLayouts(scenario, replicaLayouts(scenario, pp, restriction)); layoutCache.set(pp, layouts); }
     return layouts;
   };
-  // Configurations that differ only in schedule or ZeRO share stage times (and those that differ
-  // only in schedule share memory bases): keyed by the tables' shared objects, and the memory also
-  // by the fields its microbatches in flight depend on.
+  // Configurations that differ only in schedule or ZeRO share stage times: their fastest steps
+  // are keyed by the tables' shared object. The bubble and the one-microbatch memory, which also
+  // depend on the schedule, are cheap enough to compute for each configuration.
   const stepsCache = new Map<SiteStageTimes, FastestSteps>();
-  const memoryCache = new Map<ConfigStageTables, Map<string, OneMicrobatchMemory>>();
   for (const config of enumerateConfigs(scenario, restriction)) {
     const { layouts, usableSites, largestMemoryGiB } = layoutsFor(config.pp);
     if (layouts.length === 0) continue;
@@ -51,12 +49,9 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
     const stageTables = tables.forConfig(config);
     let steps = stepsCache.get(stageTables.times);
     if (!steps) { steps = fastestSteps(scenario, config, stageTables.times, usableSites); stepsCache.set(stageTables.times, steps); }
-    const bubbleS = fillDrainBubbleS(steps, config);
-    let memoryByInFlight = memoryCache.get(stageTables);
-    if (!memoryByInFlight) { memoryByInFlight = new Map(); memoryCache.set(stageTables, memoryByInFlight); }
-    const inFlight = inFlightKey(config);
-    let memory = memoryByInFlight.get(inFlight);
-    if (!memory) { memory = oneMicrobatchMemory(stageTables, config); memoryByInFlight.set(inFlight, memory); }
+    // Every term of fillDrainS is at most any placement's at the fastest steps.
+    const bubbleS = fillDrainS(steps.fastestS, steps.fastestForwardS, config);
+    let memory: OneMicrobatchMemory | undefined;
     const coefficients = (dp: number) => () => computeCoefficients(scenario, config, dp, layouts, tables);
     const divisorsOfTotal = tables.divisors(totalMicrobatches);
     // Memory need is non-increasing in dp (only ZeRO shards depend on it, and dp ascends): once
@@ -67,6 +62,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
       const k = busiestReplicaMicrobatches(totalMicrobatches, dp, fewestMicrobatches(config), divisorsOfTotal);
       // A stage that does not fit the largest GPU even with one microbatch in flight rules (config, dp) out.
       if (!fitsFromHere) {
+        memory ??= oneMicrobatchMemory(stageTables, config);
         const needGiB = oneMicrobatchNeedGiB(memory, config, dp);
         if (needGiB > largestMemoryGiB) {
           infeasible.push({ config, dp, quickBoundS: Infinity, memoryNeedGiB: needGiB, coefficients: coefficients(dp) });
@@ -112,28 +108,8 @@ interface FastestSteps {
   readonly slowestStageS: number;
   /** Usable sites, fastest rate first. */
   readonly siteSlots: readonly SiteSlots[];
-  /** Fill/drain bubble at the fastest steps, by schedule (filled as schedules come; the virtual stage count is fixed with the stage times). */
   /** Forward parts at the fastest steps, with the forward share of the usable site whose ZB-H1 fill/drain share is smallest. */
   readonly fastestForwardS: readonly number[];
-  /** Bubble per schedule and virtual stage count. */
-  readonly bubbleBySchedule: Map<string, number>;
-}
-
-/** The plan fields {@link fillDrainS} reads: the key of a configuration's bubble at its fastest steps. */
-export const fillDrainKey = fieldKey<Parameters<typeof fillDrainS>[2]>()(['schedule', 'virtualStages']);
-
-/** The plan fields {@link microbatchesInFlight} reads: with the stage tables, what one-microbatch memory depends on. */
-export const inFlightKey = fieldKey<Parameters<typeof microbatchesInFlight>[0]>()(['pp', 'virtualStages', 'schedule']);
-
-function fillDrainBubbleS(steps: FastestSteps, config: ParallelConfig): number {
-  const key = fillDrainKey(config);
-  let bubbleS = steps.bubbleBySchedule.get(key);
-  if (bubbleS === undefined) {
-    // Every term of fillDrainS is then at most any placement's.
-    bubbleS = fillDrainS(steps.fastestS, steps.fastestForwardS, config);
-    steps.bubbleBySchedule.set(key, bubbleS);
-  }
-  return bubbleS;
 }
 
 /** Cached by the stage times' object: reads only the fields those times are keyed by (and the pp-stage layouts' sites). */
@@ -156,7 +132,7 @@ function fastestSteps(scenario: Scenario, config: StageTimePlan, times: SiteStag
     const share = shares.reduce((best, sh) => (zeroBubbleShareS(1, sh) < zeroBubbleShareS(1, best) ? sh : best));
     return fastest * share;
   });
-  return { fastestS, fastestForwardS, slowestStageS, siteSlots, bubbleBySchedule: new Map() };
+  return { fastestS, fastestForwardS, slowestStageS, siteSlots };
 }
 
 /**
@@ -181,7 +157,7 @@ interface OneMicrobatchMemory {
   readonly activationsGiB: readonly number[];
 }
 
-function oneMicrobatchMemory({ pipeline, memoryBases }: ConfigStageTables, config: Parameters<typeof microbatchesInFlight>[0]): OneMicrobatchMemory {
+function oneMicrobatchMemory({ pipeline, memoryBases }: ConfigStageTables, config: ParallelConfig): OneMicrobatchMemory {
   // Identical stages have identical memory: price each distinct stage once.
   return {
     bases: pipeline.distinct.map((j) => memoryBases[j]!),
