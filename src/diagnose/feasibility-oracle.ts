@@ -5,7 +5,8 @@
  * past training.maxIterationTimeS. Answers are cached by the scenario's JSON, and plans that fitted
  * earlier re-solves are tried first (a relaxed scenario still fits them).
  */
-import { FULL_SPACE, enumerateConfigs } from '../formulation/search-space';
+import { fieldKey } from '../formulation/field-key';
+import { FULL_SPACE, enumerateConfigs, type ParallelConfig } from '../formulation/search-space';
 import { evaluate, type Evaluation } from '../model/evaluate';
 import type { PlanSpec } from '../model/plan-schema';
 import { parseScenario, type Scenario } from '../model/scenario';
@@ -25,9 +26,12 @@ export interface FeasibilityAnswer {
   readonly reasons: readonly string[];
 }
 
-/** The outer configuration of a plan or a search-space configuration, as a key. */
-const configKey = (c: Pick<PlanSpec, 'tp' | 'cp' | 'ep' | 'pp' | 'microBatchSeqs' | 'schedule' | 'virtualStages' | 'recompute' | 'zero'>): string =>
-  [c.tp, c.cp, c.ep, c.pp, c.microBatchSeqs, c.schedule, c.schedule === 'interleaved' ? c.virtualStages : 1, c.recompute, c.zero].join('/');
+/** Every field of a search-space configuration, as a key. */
+export const parallelConfigKey = fieldKey<ParallelConfig>()(['tp', 'cp', 'ep', 'pp', 'microBatchSeqs', 'schedule', 'virtualStages', 'recompute', 'zero']);
+
+/** The outer configuration of a plan or a search-space configuration, as a key (virtual stages count only when interleaved). */
+const configKey = (c: ParallelConfig): string =>
+  parallelConfigKey(c.schedule === 'interleaved' || c.virtualStages === 1 ? c : { ...c, virtualStages: 1 });
 
 /** Plans kept for the known-plan check. */
 const KNOWN_PLANS = 64;

@@ -1,4 +1,5 @@
 /** What an export to a training framework produces. */
+import type { CriticalReplicas } from './critical-replicas';
 import type { RankMap } from './rank-map';
 
 export type ExportSeverity = 'error' | 'warning' | 'note';
@@ -16,6 +17,8 @@ export interface FrameworkExport {
   /** Every flag (Megatron) or `section.key` (torchtitan) the text sets. */
   readonly keys: readonly string[];
   readonly rankMap: RankMap;
+  /** The replicas of the replica group that sets the predicted iteration time. */
+  readonly critical: CriticalReplicas;
   readonly messages: readonly ExportMessage[];
 }
 

@@ -7,6 +7,7 @@ import { interleavedGroupSize } from '../model/pipeline';
 import type { PlanLayout } from '../model/placement';
 import type { Scenario } from '../model/scenario';
 import { microbatchesPerReplica, networkNote } from './common';
+import { criticalReplicas } from './critical-replicas';
 import type { ExportMessage, FrameworkExport } from './export-types';
 import { rankToSiteMap } from './rank-map';
 
@@ -86,12 +87,13 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
   if (training.precision === 'fp8') args.push(['--fp8-format', 'hybrid']);
 
   networkNote(layout, 'Megatron-LM', messages);
+  const critical = criticalReplicas(scenario, layout, messages);
   const rankMap = rankToSiteMap(scenario, layout, 'Megatron-LM default order tp-cp-ep-dp-pp');
   for (const problem of rankMap.problems) messages.push({ severity: 'error', message: problem });
   messages.push({ severity: 'note', message: `${m} microbatches per data-parallel rank per iteration (global batch / (dp x micro batch))` });
 
   const text = args.map(([flag, value]) => (value === undefined ? flag : `${flag} ${shellQuote(String(value))}`)).join(' \\\n  ');
-  return { framework: 'megatron', text, keys: args.map(([flag]) => flag), rankMap, messages };
+  return { framework: 'megatron', text, keys: args.map(([flag]) => flag), rankMap, critical, messages };
 }
 
 /** Layers per stage as Megatron's uneven first/last flags, or an error when they cannot express it. */

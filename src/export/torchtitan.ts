@@ -7,6 +7,7 @@ import type { PlanLayout } from '../model/placement';
 import type { Schedule } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { microbatchesPerReplica, networkNote } from './common';
+import { criticalReplicas } from './critical-replicas';
 import type { ExportMessage, FrameworkExport } from './export-types';
 import { rankToSiteMap } from './rank-map';
 
@@ -70,12 +71,13 @@ export function exportTorchtitan(scenario: Scenario, layout: PlanLayout): Framew
   sections.push(['activation_checkpoint', checkpoint]);
 
   networkNote(layout, 'torchtitan', messages);
+  const critical = criticalReplicas(scenario, layout, messages);
   const rankMap = rankToSiteMap(scenario, layout, 'torchtitan device mesh [pp, dp_replicate, dp_shard, cp, tp]');
   for (const problem of rankMap.problems) messages.push({ severity: 'error', message: problem });
 
   const text = sections.map(([name, keys]) => `[${name}]\n${keys.map(([k, v]) => `${k} = ${tomlValue(v)}`).join('\n')}`).join('\n\n');
   const keys = sections.flatMap(([name, entries]) => entries.map(([k]) => `${name}.${k}`));
-  return { framework: 'torchtitan', text, keys, rankMap, messages };
+  return { framework: 'torchtitan', text, keys, rankMap, critical, messages };
 }
 
 /**

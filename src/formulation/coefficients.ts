@@ -152,8 +152,8 @@ function layoutFootprint(scenario: Scenario, layout: ReplicaLayout, gpusPerStage
   return { gpusPerSite, maxReplicas };
 }
 
-/** A layout's constants under `plan` (dp unused: every dp of the configuration shares them). */
-function layoutShape(scenario: Scenario, plan: PlanSpec, layout: ReplicaLayout, times: SiteStageTimes['times'], tables: EnumerationTables): LayoutShape {
+/** A layout's constants under a configuration: every dp of it shares them (cached by the configuration object, so they take no dp). */
+function layoutShape(scenario: Scenario, plan: ParallelConfig, layout: ReplicaLayout, times: SiteStageTimes['times'], tables: EnumerationTables): LayoutShape {
   const steps = layout.stageSite.map((site, j) => times[site]![j]!.totalS);
   // The m-independent part of the bubble, non-decreasing in the (optimistic) stage times.
   const forwards = steps.map((step, j) => forwardPartS(step, times[layout.stageSite[j]!]![j]!));
@@ -213,7 +213,7 @@ export function computeCoefficients(
   // Memory depends on the stage and k, not on the site; compare with each site's capacity.
   // GPipe holds every microbatch: memory grows with k; the other schedules are capped by pp.
   const fitting = fittingChoices(scenario, plan, memoryBases, microbatchChoices);
-  const shapes = tables.configValue(config, layouts, () => layouts.map((layout) => layoutShape(scenario, plan, layout, times, tables)));
+  const shapes = tables.configValue(config, layouts, () => layouts.map((layout) => layoutShape(scenario, config, layout, times, tables)));
   const layoutCoefficients = shapes.map((shape): LayoutCoefficients => {
     const fits = microbatchChoices.filter((_, i) => shape.layout.stageSite.every((site, j) => fitting[j]![site]![i]));
     return {

@@ -4,12 +4,16 @@
  * fields of {@link StageTimePlan}, memory bases only on those of {@link MemoryBasisPlan}; and
  * stages with the same layers and ends have the same time and memory basis. Each is computed
  * once and shared, with the cost model's own functions, so every number equals the uncached one.
- * Also the divisor and data-parallel degree lists of the search space.
+ * The caches are keyed by every field of those types (`fieldKey`: a field added to a type later
+ * fails the build until it is keyed). Also the divisor and data-parallel degree lists of the
+ * search space.
  */
 import { stageMemoryBasis, type MemoryBasisPlan, type StageMemoryBasis } from '../model/memory';
+import type { PlanSpec } from '../model/plan-schema';
 import { balancedLayers, buildStages, type StageLayout } from '../model/placement';
 import type { Scenario } from '../model/scenario';
 import { stageTime, type StageTime, type StageTimePlan } from '../model/stage-cost';
+import { fieldKey } from './field-key';
 import { dataParallelDegrees, divisors } from './search-space';
 
 /** The stages of a pp-stage pipeline, and for each stage the first stage with the same time and memory basis. */
@@ -28,7 +32,15 @@ export interface SiteStageTimes {
   readonly times: readonly (readonly StageTime[])[];
 }
 
-const timeKey = (c: StageTimePlan) => `${c.tp},${c.cp},${c.ep},${c.pp},${c.virtualStages},${c.microBatchSeqs},${c.recompute}`;
+/** The plan fields a pipeline's stages depend on (see {@link EnumerationTables.pipeline}). */
+type PipelinePlan = Pick<PlanSpec, 'pp' | 'virtualStages'>;
+
+/** Everything a configuration's tables are computed from: its stages, their times and memory bases. */
+export type ConfigTablesPlan = PipelinePlan & StageTimePlan & MemoryBasisPlan;
+
+/** Keys over every field of the cached functions' inputs; the compiler rejects a list that leaves one out. */
+export const stageTimeKey = fieldKey<StageTimePlan>()(['tp', 'cp', 'ep', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute']);
+export const configTablesKey = fieldKey<ConfigTablesPlan>()(['tp', 'cp', 'ep', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute', 'zero']);
 
 /** What one configuration's stages share with other configurations: times (not by ZeRO) and memory bases. */
 export interface ConfigStageTables {
@@ -61,28 +73,28 @@ export class EnumerationTables {
     return found;
   }
 
-  /** The stage tables of a configuration: one key built, one lookup. */
-  forConfig(config: MemoryBasisPlan & StageTimePlan): ConfigStageTables {
-    const key = timeKey(config);
-    const fullKey = `${key},${config.zero}`;
-    let found = this.configTables.get(fullKey);
+  /** The stage tables of a configuration: one key built, one lookup (the stage-time key only on a miss). */
+  forConfig(config: ConfigTablesPlan): ConfigStageTables {
+    const key = configTablesKey(config);
+    let found = this.configTables.get(key);
     if (!found) {
       const pipeline = this.pipeline(config.pp, config.virtualStages);
-      let times = this.times.get(key);
-      if (!times) { times = this.computeTimes(config, pipeline); this.times.set(key, times); }
+      const timesKey = stageTimeKey(config);
+      let times = this.times.get(timesKey);
+      if (!times) { times = this.computeTimes(config, pipeline); this.times.set(timesKey, times); }
       found = { pipeline, times, memoryBases: this.computeMemoryBases(config, pipeline) };
-      this.configTables.set(fullKey, found);
+      this.configTables.set(key, found);
     }
     return found;
   }
 
   /** Stage times at every site (no pod spill: sitesUsedGpus 0). */
-  siteStageTimes(config: MemoryBasisPlan & StageTimePlan): SiteStageTimes {
+  siteStageTimes(config: ConfigTablesPlan): SiteStageTimes {
     return this.forConfig(config).times;
   }
 
   /** Memory basis of every stage (identical stages share one object). */
-  memoryBases(config: MemoryBasisPlan & StageTimePlan): readonly StageMemoryBasis[] {
+  memoryBases(config: ConfigTablesPlan): readonly StageMemoryBasis[] {
     return this.forConfig(config).memoryBases;
   }
 

@@ -74,6 +74,8 @@ export interface Prediction {
   readonly gpusUsed: number;
   readonly gpusIdle: number;
   readonly microbatchesPerReplica: number;
+  /** Index of the replica group that sets the iteration time (see {@link criticalGroupOf}); the breakdown is its. */
+  readonly criticalGroup: number;
   readonly sites: readonly SiteUsage[];
   readonly links: readonly LinkUsage[];
   /** Memory parts of the stage with the largest footprint. */
@@ -140,20 +142,10 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
     plan.zero >= 3 ? Math.max(0, 1.5 * dp.syncS[stage]! - (timeOf(stage, site).totalS)) : 0;
   const { pipelines, ppLoads, ppLinkStepS } = modelGroupPipelines(scenario, layout, settings, timeOf, zero3Exposed);
 
-  // Every replica group ends its iteration with its own tail: the gradient sync of each stage
-  // starts when that group's backward of the stage is done (all replicas join the same rings), so
-  // the part not hidden behind the group's remaining backward/forward work is exposed after its
-  // pipeline; then the optimizer step. The slowest group's end is the iteration (docs/cost-model.md).
-  const optimizerBytes = largestOwnedParams(scenario, plan, stages) * CALIBRATION.optimizerBytesPerParam;
-  const tails = groups.map((group, g) => {
-    const slowestHbm = Math.min(...group.stageSite.map((site) => scenario.sites[site]!.gpu.hbmGBps));
-    const tail = groupTail(plan, scenario, stages, dp, overlapWindows(group, timeOf));
-    const optimizerS = optimizerBytes / gBpsToBytesPerS(slowestHbm);
-    return { ...tail, optimizerS, g, endS: pipelines[g]!.phaseS + tail.exposedS + optimizerS };
-  });
-  const critical = tails.reduce((worst, t) => (t.endS > worst.endS ? t : worst));
-  const criticalPipeline = pipelines[critical.g]!;
-  const criticalGroup = groups[critical.g]!;
+  const ends = groupEnds(scenario, layout, pipelines, dp, timeOf);
+  const critical = ends[criticalGroupOf(ends)]!;
+  const criticalPipeline = pipelines[critical.group]!;
+  const criticalGroup = groups[critical.group]!;
   const dpExposedS = critical.exposedS;
   const dpCrossShare = critical.crossShare;
   const optimizerS = critical.optimizerS;
@@ -233,6 +225,7 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
       gpusUsed,
       gpusIdle: Math.max(0, gpusTotal - gpusUsed),
       microbatchesPerReplica: m,
+      criticalGroup: critical.group,
       sites: scenario.sites.map((site, s) => ({
         site: site.name,
         gpuType: site.gpu.name,
@@ -275,10 +268,48 @@ function checkSchedule(plan: PlanSpec, groups: readonly ReplicaGroupLayout[], vi
   }
 }
 
+/** How one replica group's iteration ends (docs/cost-model.md §5). */
+export interface GroupEnd {
+  readonly group: number;
+  /** Gradient sync exposed after the group's pipeline phase (its worst stage), and the cross-site share of it. */
+  readonly exposedS: number;
+  readonly crossShare: number;
+  readonly optimizerS: number;
+  /** Pipeline phase + exposed gradient sync + optimizer step. */
+  readonly endS: number;
+}
+
 /**
- * Compute a stage's gradient sync can hide behind: its last backward plus the backward of the
- * stages before it that drain after it; its parameter gather, the forwards before its first one.
+ * Every replica group ends its iteration with its own tail: the gradient sync of each stage
+ * starts when that group's backward of the stage is done (all replicas join the same rings), so
+ * the part not hidden behind the group's remaining backward/forward work is exposed after its
+ * pipeline; then the optimizer step. Used by `evaluateLayout` and `groupPipelines` alike.
  */
+function groupEnds(
+  scenario: Scenario, layout: PlanLayout, pipelines: readonly GroupPipeline[],
+  dp: { readonly syncS: readonly number[]; readonly crossPerStageS: readonly number[] },
+  timeOf: (stage: number, site: number) => StageTime,
+): GroupEnd[] {
+  const { plan, stages, groups } = layout;
+  const optimizerBytes = largestOwnedParams(scenario, plan, stages) * CALIBRATION.optimizerBytesPerParam;
+  return groups.map((group, g) => {
+    const slowestHbm = Math.min(...group.stageSite.map((site) => scenario.sites[site]!.gpu.hbmGBps));
+    const { exposedS, crossShare } = groupTail(plan, scenario, stages, dp, overlapWindows(group, timeOf));
+    const optimizerS = optimizerBytes / gBpsToBytesPerS(slowestHbm);
+    return { group: g, exposedS, crossShare, optimizerS, endS: pipelines[g]!.phaseS + exposedS + optimizerS };
+  });
+}
+
+/**
+ * The critical replica group: the one whose iteration ends last (the first of equal ends). It
+ * sets the iteration time, its breakdown is the evaluation's, and the report draws its timeline.
+ */
+export function criticalGroupOf(ends: readonly Pick<GroupEnd, 'endS'>[]): number {
+  let worst = 0;
+  for (let g = 1; g < ends.length; g++) if (ends[g]!.endS > ends[worst]!.endS) worst = g;
+  return worst;
+}
+
 /** A group's exposed gradient sync (the worst stage) and the cross-site share of it. */
 function groupTail(
   plan: PlanSpec, scenario: Scenario, stages: readonly StageLayout[], dp: { readonly syncS: readonly number[]; readonly crossPerStageS: readonly number[] },
@@ -308,6 +339,10 @@ function largestOwnedParams(scenario: Scenario, plan: PlanSpec, stages: readonly
   return largest;
 }
 
+/**
+ * Compute a stage's gradient sync can hide behind: its last backward plus the backward of the
+ * stages before it that drain after it; its parameter gather, the forwards before its first one.
+ */
 function overlapWindows(group: ReplicaGroupLayout, timeOf: (stage: number, site: number) => StageTime) {
   const backwardS: number[] = [];
   const forwardS: number[] = [];
@@ -413,8 +448,8 @@ export interface GroupPipeline {
   readonly phaseS: number;
 }
 
-/** Per replica group pipeline timing of a laid-out plan, and the index of the slowest (critical) group. */
-export function groupPipelines(scenario: Scenario, layout: PlanLayout): { readonly pipelines: readonly GroupPipeline[]; readonly criticalGroup: number } {
+/** Per replica group pipeline timing and end of iteration of a laid-out plan, and the critical group (the one `evaluate` times). */
+export function groupPipelines(scenario: Scenario, layout: PlanLayout): { readonly pipelines: readonly GroupPipeline[]; readonly ends: readonly GroupEnd[]; readonly criticalGroup: number } {
   const { plan, stages, groups } = layout;
   const usedPerSite = scenario.sites.map(() => 0);
   const replicasOfStageAtSite = stages.map(() => scenario.sites.map(() => 0));
@@ -430,8 +465,8 @@ export function groupPipelines(scenario: Scenario, layout: PlanLayout): { readon
   const zero3Exposed = (stage: number, site: number): number =>
     plan.zero >= 3 ? Math.max(0, 1.5 * dp.syncS[stage]! - (timeOf(stage, site).totalS)) : 0;
   const { pipelines } = modelGroupPipelines(scenario, layout, settings, timeOf, zero3Exposed);
-  const criticalGroup = pipelines.reduce((best, p, g) => (p.phaseS > pipelines[best]!.phaseS ? g : best), 0);
-  return { pipelines, criticalGroup };
+  const ends = groupEnds(scenario, layout, pipelines, dp, timeOf);
+  return { pipelines, ends, criticalGroup: criticalGroupOf(ends) };
 }
 
 function modelGroupPipelines(

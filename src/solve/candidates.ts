@@ -3,12 +3,13 @@
  * cheap lower bound, so the planner can visit them best-first and prune the rest
  * (docs/formulation.md §4).
  */
-import { busiestReplicaMicrobatches, computeCoefficients, configPlan, fewestMicrobatches, maxReplicas, type ConfigCoefficients } from '../formulation/coefficients';
+import { busiestReplicaMicrobatches, computeCoefficients, fewestMicrobatches, maxReplicas, type ConfigCoefficients } from '../formulation/coefficients';
 import { enumerateConfigs, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../formulation/search-space';
 import { EnumerationTables, type ConfigStageTables, type SiteStageTimes } from '../formulation/enumeration-tables';
 import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
 import { fillDrainS, forwardPartS, zeroBubbleShareS } from '../model/pipeline';
 import type { Scenario } from '../model/scenario';
+import type { StageTimePlan } from '../model/stage-cost';
 
 export interface Candidate {
   readonly config: ParallelConfig;
@@ -35,10 +36,10 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
     if (!layouts) { layouts = pipelineLayouts(scenario, replicaLayouts(scenario, pp, restriction)); layoutCache.set(pp, layouts); }
     return layouts;
   };
-  // Configurations that differ only in schedule or ZeRO share stage times (and those that differ
-  // only in schedule share memory bases): keyed by the tables' shared objects.
+  // Configurations that differ only in schedule or ZeRO share stage times: their fastest steps
+  // are keyed by the tables' shared object. The bubble and the one-microbatch memory, which also
+  // depend on the schedule, are cheap enough to compute for each configuration.
   const stepsCache = new Map<SiteStageTimes, FastestSteps>();
-  const memoryCache = new Map<ConfigStageTables, OneMicrobatchMemory>();
   for (const config of enumerateConfigs(scenario, restriction)) {
     const { layouts, usableSites, largestMemoryGiB } = layoutsFor(config.pp);
     if (layouts.length === 0) continue;
@@ -48,9 +49,9 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
     const stageTables = tables.forConfig(config);
     let steps = stepsCache.get(stageTables.times);
     if (!steps) { steps = fastestSteps(scenario, config, stageTables.times, usableSites); stepsCache.set(stageTables.times, steps); }
-    const bubbleS = fillDrainBubbleS(steps, config);
-    let memory = memoryCache.get(stageTables);
-    if (!memory) { memory = oneMicrobatchMemory(stageTables, config); memoryCache.set(stageTables, memory); }
+    // Every term of fillDrainS is at most any placement's at the fastest steps.
+    const bubbleS = fillDrainS(steps.fastestS, steps.fastestForwardS, config);
+    let memory: OneMicrobatchMemory | undefined;
     const coefficients = (dp: number) => () => computeCoefficients(scenario, config, dp, layouts, tables);
     const divisorsOfTotal = tables.divisors(totalMicrobatches);
     // Memory need is non-increasing in dp (only ZeRO shards depend on it, and dp ascends): once
@@ -61,6 +62,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
       const k = busiestReplicaMicrobatches(totalMicrobatches, dp, fewestMicrobatches(config), divisorsOfTotal);
       // A stage that does not fit the largest GPU even with one microbatch in flight rules (config, dp) out.
       if (!fitsFromHere) {
+        memory ??= oneMicrobatchMemory(stageTables, config);
         const needGiB = oneMicrobatchNeedGiB(memory, config, dp);
         if (needGiB > largestMemoryGiB) {
           infeasible.push({ config, dp, quickBoundS: Infinity, memoryNeedGiB: needGiB, coefficients: coefficients(dp) });
@@ -106,25 +108,12 @@ interface FastestSteps {
   readonly slowestStageS: number;
   /** Usable sites, fastest rate first. */
   readonly siteSlots: readonly SiteSlots[];
-  /** Fill/drain bubble at the fastest steps, by schedule (filled as schedules come; the virtual stage count is fixed with the stage times). */
   /** Forward parts at the fastest steps, with the forward share of the usable site whose ZB-H1 fill/drain share is smallest. */
   readonly fastestForwardS: readonly number[];
-  /** Bubble per schedule and virtual stage count. */
-  readonly bubbleBySchedule: Map<string, number>;
 }
 
-function fillDrainBubbleS(steps: FastestSteps, config: ParallelConfig): number {
-  const key = `${config.schedule}/${config.virtualStages}`;
-  let bubbleS = steps.bubbleBySchedule.get(key);
-  if (bubbleS === undefined) {
-    // Every term of fillDrainS is then at most any placement's.
-    bubbleS = fillDrainS(steps.fastestS, steps.fastestForwardS, configPlan(config, 1));
-    steps.bubbleBySchedule.set(key, bubbleS);
-  }
-  return bubbleS;
-}
-
-function fastestSteps(scenario: Scenario, config: ParallelConfig, times: SiteStageTimes, usableSites: readonly number[]): FastestSteps {
+/** Cached by the stage times' object: reads only the fields those times are keyed by (and the pp-stage layouts' sites). */
+function fastestSteps(scenario: Scenario, config: StageTimePlan, times: SiteStageTimes, usableSites: readonly number[]): FastestSteps {
   const fastestS: number[] = [];
   for (let j = 0; j < times.stages.length; j++) {
     let least = Infinity;
@@ -143,7 +132,7 @@ function fastestSteps(scenario: Scenario, config: ParallelConfig, times: SiteSta
     const share = shares.reduce((best, sh) => (zeroBubbleShareS(1, sh) < zeroBubbleShareS(1, best) ? sh : best));
     return fastest * share;
   });
-  return { fastestS, fastestForwardS, slowestStageS, siteSlots, bubbleBySchedule: new Map() };
+  return { fastestS, fastestForwardS, slowestStageS, siteSlots };
 }
 
 /**

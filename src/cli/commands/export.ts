@@ -28,7 +28,7 @@ export function runExport(args: ExportArgs, output: Output): number {
   }
   const result: FrameworkExport = args.format === 'megatron' ? exportMegatron(scenario, layout) : exportTorchtitan(scenario, layout);
   if (args.json) {
-    output.out(JSON.stringify({ framework: result.framework, text: result.text, keys: result.keys, rankMap: result.rankMap, messages: result.messages }, null, 2));
+    output.out(JSON.stringify({ framework: result.framework, text: result.text, keys: result.keys, rankMap: result.rankMap, critical: result.critical, messages: result.messages }, null, 2));
   } else {
     const comment = args.format === 'megatron' ? '#' : '#';
     output.out(`${comment} ${args.format === 'megatron' ? 'Megatron-LM arguments' : 'torchtitan job config'} for ${scenario.name} (plan ${args.plan})`);
