@@ -217,7 +217,8 @@ export function buildStages(
   scenario: Scenario, plan: Pick<PlanSpec, 'pp' | 'virtualStages'> & Partial<Pick<PlanSpec, 'pipelineSplit'>>, layersPerStage: readonly number[],
 ): StageLayout[] {
   const v = plan.virtualStages;
-  const split = pipelineSplitOf(plan, scenario.model.layers);
+  // The plan's split as given (layOutPlan writes in the one it chooses); none when absent.
+  const split = plan.pipelineSplit ?? { embeddingAsLayer: false, lossAsLayer: false };
   const chunkLayers = layersPerStage.map((layers, stage) => {
     const chunks = balancedLayers(stageUnits(layers, stage, plan.pp, split), v);
     if (stage === 0 && split.embeddingAsLayer) chunks[0]! -= 1;
