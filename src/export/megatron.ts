@@ -64,12 +64,13 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
       args.push(['--use-distributed-optimizer']);
       break;
     case 2: {
-      args.push(['--use-distributed-optimizer']);
+      // ZeRO-2 is Megatron FSDP's optim_grads strategy; the distributed optimizer would keep a full fp32 gradient buffer per GPU.
+      args.push(['--use-megatron-fsdp'], ['--data-parallel-sharding-strategy', 'optim_grads']);
       const asZero1 = evaluateLayout(scenario, { ...layout, plan: { ...plan, zero: 1 } });
-      const detail = 'Megatron-LM\'s distributed optimizer shards optimizer state but keeps a full gradient buffer per GPU (ZeRO-1 memory, not ZeRO-2)';
-      messages.push(asZero1.fits
-        ? { severity: 'warning', message: `${detail}; the plan still fits (peak ${asZero1.predicted.memoryGiBPerGpu.toFixed(1)} GiB per GPU)` }
-        : { severity: 'error', message: `${detail}; with it the plan does not fit: ${asZero1.violations[0]}` });
+      const zero1 = asZero1.fits
+        ? `it would also fit with --use-distributed-optimizer (ZeRO-1 memory, a full fp32 gradient buffer per GPU: peak ${asZero1.predicted.memoryGiBPerGpu.toFixed(1)} GiB per GPU)`
+        : `with --use-distributed-optimizer instead (a full fp32 gradient buffer per GPU) it would not fit: ${asZero1.violations[0]}`;
+      messages.push({ severity: 'warning', message: `ZeRO-2 maps to Megatron FSDP with optim_grads (--use-megatron-fsdp); check that your Megatron-LM version supports it together with pipeline parallelism; ${zero1}` });
       break;
     }
     case 3:
@@ -79,7 +80,7 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
   }
   if (training.overlap.dataParallel) {
     args.push(['--overlap-grad-reduce']);
-    if (plan.zero === 1 || plan.zero === 2) args.push(['--overlap-param-gather']);
+    if (plan.zero === 1) args.push(['--overlap-param-gather']);
   }
   if (training.overlap.tensorParallel && plan.tp > 1) args.push(['--tp-comm-overlap']);
   args.push(['--bf16']);
