@@ -115,3 +115,22 @@ describe('Llama-3-70B FP8, TP 4 PP 8 VP 5 on 64 H100s (Megatron-Bridge)', () => 
     expect(peak.ncclBuffersGiB - bf16.ncclBuffersGiB).toBe(0.5); // Transformer Engine's amax reduction
   });
 });
+
+describe('memory per site', () => {
+  it('every used site reports the named terms of its largest stage, which add up to the site\'s memory per GPU', () => {
+    const scenario = parseScenario(readJsonFile(fixturePath('llama3-405b-two-buildings.json')), 'two-buildings');
+    const result = evaluate(scenario, readPlanFixture('llama3-405b-pp-across-no-recompute'));
+    expect(result.predicted.sites).toHaveLength(2);
+    const stagesBySite = result.predicted.sites.map((site) => site.stages.map((s) => s.stage));
+    result.predicted.sites.forEach((site, s) => {
+      const peak = site.peakMemory!;
+      expect(peak.totalGiB).toBe(site.memoryGiBPerGpu);
+      expect(stagesBySite[s]).toContain(peak.stage);
+      const parts = peak.weightsGiB + peak.gradientsGiB + peak.optimizerGiB + peak.fp8WeightCopiesGiB + peak.activationsGiB
+        + peak.embeddingOutputGiB + peak.cudaContextGiB + peak.ncclBuffersGiB + peak.fragmentationGiB;
+      expect(parts).toBeCloseTo(peak.totalGiB, 9);
+    });
+    // Stages 0-7 at bldg-a and 8-15 at bldg-b: the first stages hold more microbatches in flight.
+    expect(result.predicted.sites[0]!.peakMemory!.activationsGiB).toBeGreaterThan(result.predicted.sites[1]!.peakMemory!.activationsGiB);
+  });
+});

@@ -61,7 +61,7 @@ export const MEMORY_OVERHEAD = {
   cudaContextGiB: 1,
   /** NCCL buffers of one communicator (ring and tree connections, Simple + LL128 + LL buffers per channel per peer), GiB. */
   ncclBuffersGiBPerCommunicator: 0.5,
-  /** Fragmentation allowance: fraction of the memory allocated and freed within the iteration (activations, logits, gathered weights). */
+  /** Fragmentation allowance: fraction of the memory allocated and freed within the iteration (activations, embedding output, logits). */
   fragmentationFraction: 0.05,
 } as const;
 
