@@ -79,6 +79,12 @@ describe('invalid plans', () => {
     ['missing placement on two sites', (p) => { delete p.placement; }, 'plan.placement: is required: the scenario has 2 sites'],
     ['unknown schedule', (p) => { p.schedule = 'dualpipe'; }, 'plan.schedule: must be one of "gpipe", "1f1b", "interleaved", "zb-h1", got "dualpipe"'],
     ['huge run of stages', (p) => { p.placement.replicaGroups[0].stageSites[0].stages = 99999; }, 'plan.placement.replicaGroups[0].stageSites: places 99999 stages, pp is 16'],
+    ['pipeline split flag not a boolean', (p) => { p.pipelineSplit = { embeddingAsLayer: 'yes' }; }, 'plan.pipelineSplit.embeddingAsLayer: must be true or false, got "yes"'],
+    ['pipeline split turned off where pp x chunks exceed the layers', (p) => { p.virtualStages = 8; p.pipelineSplit = { embeddingAsLayer: false, lossAsLayer: false }; delete p.placement.layersPerStage; },
+      'plan.pp: 16 stages x 8 chunks exceed 126 layers; pipelineSplit can count the embedding and the loss as layers'],
+    ['more chunks than layers plus embedding and loss', (p) => { p.virtualStages = 9; delete p.placement.layersPerStage; }, 'plan.pp: 16 stages x 9 chunks exceed 126 layers + 2 (embedding/loss counted as layers)'],
+    ['a stage that cannot fill its chunks with the split', (p) => { p.virtualStages = 8; p.placement.layersPerStage[0] = 6; p.placement.layersPerStage[1] = 9; },
+      'plan.placement.layersPerStage[0]: 6 layers (with the embedding/loss counted as layers, 7) cannot fill 8 virtual chunks'],
   ];
   const nvl72Spec = clone(example);
   nvl72Spec.cluster.sites.forEach((x: Json) => { x.gpuType = 'GB200'; x.gpusPerNode = 4; });

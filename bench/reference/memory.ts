@@ -1,18 +1,19 @@
 // Frozen copy of src/model/memory.ts at commit da25fb5 (main before the enumeration perf work, after the pipeline-schedule
 // change): the reference the equivalence test (test/candidates-equivalence.test.ts) and bench/enumeration-speed.ts compare against.
-// The microbatches in flight are the cost model's current count, not a frozen one (see microbatchesInFlight).
+// The microbatches in flight are the cost model's current count, not a frozen one (see microbatchesInFlight), and
+// stageMemory follows the memory physics of docs/cost-model.md §6 as it now stands (named terms), computed directly.
 /**
  * Memory per GPU of one pipeline stage: weights, gradients and optimizer state under ZeRO,
  * and activations by schedule and recomputation (docs/cost-model.md §5; Korthikanti et al. 2022).
  */
-import { CALIBRATION } from '../../src/model/calibration-constants';
-import { microbatchesInFlight as currentMicrobatchesInFlight } from '../../src/model/memory';
+import { MEMORY_OVERHEAD, microbatchesInFlight as currentMicrobatchesInFlight, ncclCommunicators, type StageMemory } from '../../src/model/memory';
 import type { StageLayout } from './placement';
 import type { PlanSpec } from '../../src/model/plan-schema';
 import type { Scenario } from '../../src/model/scenario';
 import { tokensPerGpu } from './stage-cost';
 import {
-  attentionParams, denseMlpParams, embeddingParams, layerActivationBytesPerToken, moeMlpParams, scoreBytesPerToken,
+  attentionParams, denseMlpParams, embeddingParams, fp8ActivationSavingBytesPerToken, fp8LinearParams, layerActivationBytesPerToken, moeMlpParams,
+  scoreBytesPerToken,
 } from '../../src/model/transformer';
 import { BF16_BYTES, BYTES_PER_GIB } from '../../src/model/units';
 
@@ -24,14 +25,7 @@ export interface StageParams {
   readonly expert: number;
 }
 
-export interface StageMemory {
-  readonly weightsGiB: number;
-  readonly gradientsGiB: number;
-  readonly optimizerGiB: number;
-  readonly activationsGiB: number;
-  readonly reservedGiB: number;
-  readonly totalGiB: number;
-}
+export type { StageMemory } from '../../src/model/memory';
 
 /** Parameters per GPU of a stage. */
 export function stageParams(scenario: Scenario, plan: PlanSpec, stage: StageLayout): StageParams {
@@ -53,46 +47,73 @@ export function stageParams(scenario: Scenario, plan: PlanSpec, stage: StageLayo
 export const microbatchesInFlight = (plan: PlanSpec, stageIndex: number, microbatches: number): number =>
   currentMicrobatchesInFlight(plan, stageIndex, microbatches);
 
-/** Memory per GPU of `stage` when each replica runs `microbatches` microbatches. */
+/**
+ * Memory per GPU of `stage` when each replica runs `microbatches` microbatches: every term
+ * computed directly from the plan (no memory basis), in the cost model's order of operations.
+ * The terms added since the freeze (the embedding and output layers' state as their own term, fp8
+ * weight copies and activations, ZeRO-2's unsharded gradient, CUDA context, NCCL buffers,
+ * fragmentation) follow docs/cost-model.md §6.
+ */
 export function stageMemory(scenario: Scenario, plan: PlanSpec, stage: StageLayout, microbatches: number): StageMemory {
   const { model, training } = scenario;
   const params = stageParams(scenario, plan, stage);
+  let vocabParams = 0;
+  if (stage.hasEmbedding) vocabParams += embeddingParams(model);
+  if (stage.hasOutputLayer && !(model.tiedEmbeddings && stage.hasEmbedding)) vocabParams += embeddingParams(model);
+  const vocab = vocabParams / plan.tp;
+  const layerDense = params.dense - vocab;
   const denseShards = plan.dp * plan.cp;
   const expertShards = Math.max(1, denseShards / plan.ep);
-  const sharded = (bytesPerParam: number, enabled: boolean) =>
-    bytesPerParam * (params.dense / (enabled ? denseShards : 1) + params.expert / (enabled ? expertShards : 1));
-  const weights = sharded(BF16_BYTES, plan.zero >= 3);
-  const gradients = sharded(4, plan.zero >= 2);
-  const optimizer = sharded(12, plan.zero >= 1);
+  const sharded = (dense: number, expert: number, bytesPerParam: number, enabled: boolean) =>
+    bytesPerParam * (dense / (enabled ? denseShards : 1) + expert / (enabled ? expertShards : 1));
+  const layerParams = params.dense - vocab + params.expert;
+  const gathered = plan.zero >= 3 ? 2 * BF16_BYTES * layerParams / Math.max(1, stage.layers) : 0;
+  const unshardedGradient = plan.zero >= 2
+    ? 4 * Math.max(layerParams / Math.max(1, stage.layers), stage.hasEmbedding || stage.hasOutputLayer ? embeddingParams(model) / plan.tp : 0) : 0;
+  const fp8 = training.precision === 'fp8';
+  const denseLayers = stage.layers - stage.moeLayers;
+  const fp8Dense = fp8 ? (denseLayers * fp8LinearParams(model, false).replicated + stage.moeLayers * fp8LinearParams(model, true).replicated) / plan.tp : 0;
+  const fp8Expert = fp8 ? (stage.moeLayers * fp8LinearParams(model, true).routed) / (plan.tp * plan.ep) : 0;
 
   const tokens = tokensPerGpu(scenario, plan);
   const tp = plan.tp;
-  const denseLayers = stage.layers - stage.moeLayers;
-  const perMicrobatchLayers = denseLayers * layerActivationBytesPerToken(model, false) + stage.moeLayers * layerActivationBytesPerToken(model, true);
+  const layerBytes = (moe: boolean) => layerActivationBytesPerToken(model, moe) - (fp8 ? fp8ActivationSavingBytesPerToken(model, moe) : 0);
+  const perMicrobatchLayers = denseLayers * layerBytes(false) + stage.moeLayers * layerBytes(true);
   const scoreBytes = training.flashAttention || plan.recompute !== 'none' ? 0 : scoreBytesPerToken(model, training.seqLen / plan.cp) * stage.layers;
   const inFlight = microbatchesInFlight(plan, stage.index, microbatches);
   let activations: number;
   if (plan.recompute === 'full') {
     // Only each layer's input is kept; one layer's full activations are rebuilt at a time.
-    const oneLayer = Math.max(layerActivationBytesPerToken(model, false), layerActivationBytesPerToken(model, stage.moeLayers > 0));
+    const oneLayer = Math.max(layerBytes(false), layerBytes(stage.moeLayers > 0));
     activations = (tokens / tp) * (inFlight * stage.layers * model.hidden * BF16_BYTES + oneLayer);
   } else {
     activations = (tokens / tp) * inFlight * (perMicrobatchLayers + scoreBytes);
   }
-  if (stage.hasOutputLayer) activations += (tokens / tp) * model.vocab * (4 + BF16_BYTES);
-  if (stage.hasEmbedding) activations += (tokens / tp) * model.hidden * BF16_BYTES;
-  if (plan.zero >= 3) {
-    // Gathered working copy of the largest layer's weights, forward and backward prefetch.
-    activations += 2 * BF16_BYTES * (params.dense + params.expert) / Math.max(1, stage.layers);
-  }
+  const output = stage.hasOutputLayer ? (tokens / tp) * model.vocab * (4 + BF16_BYTES) : 0;
+  const embedding = stage.hasEmbedding ? (tokens / tp) * model.hidden * BF16_BYTES : 0;
+  if (output > 0) activations += output;
+  if (embedding > 0) activations += embedding;
 
   const toGiB = (bytes: number) => bytes / BYTES_PER_GIB;
-  const parts = {
-    weightsGiB: toGiB(weights),
-    gradientsGiB: toGiB(gradients),
-    optimizerGiB: toGiB(optimizer),
-    activationsGiB: toGiB(activations),
-    reservedGiB: CALIBRATION.reservedMemoryGiB,
+  const weightsGiB = toGiB(sharded(layerDense, params.expert, BF16_BYTES, plan.zero >= 3) + gathered);
+  const gradientsGiB = toGiB(sharded(layerDense, params.expert, 4, plan.zero >= 2) + unshardedGradient);
+  const optimizerGiB = toGiB(sharded(layerDense, params.expert, 12, plan.zero >= 1));
+  const fp8WeightCopiesGiB = toGiB(sharded(fp8Dense, fp8Expert, 2, false));
+  const vocabStateGiB = toGiB(sharded(vocab, 0, BF16_BYTES, plan.zero >= 3) + sharded(vocab, 0, 4, plan.zero >= 2) + sharded(vocab, 0, 12, plan.zero >= 1));
+  const dynamicGiB = toGiB(activations);
+  const ncclBuffersGiB = ncclCommunicators(scenario, plan, stage) * MEMORY_OVERHEAD.ncclBuffersGiBPerCommunicator;
+  const vocabActivations = toGiB(output + embedding);
+  return {
+    weightsGiB,
+    gradientsGiB,
+    optimizerGiB,
+    fp8WeightCopiesGiB,
+    activationsGiB: dynamicGiB - vocabActivations,
+    embeddingOutputGiB: vocabStateGiB + vocabActivations,
+    cudaContextGiB: MEMORY_OVERHEAD.cudaContextGiB,
+    ncclBuffersGiB,
+    fragmentationGiB: dynamicGiB * MEMORY_OVERHEAD.fragmentationFraction,
+    totalGiB: weightsGiB + gradientsGiB + optimizerGiB + fp8WeightCopiesGiB + vocabStateGiB
+      + dynamicGiB * (1 + MEMORY_OVERHEAD.fragmentationFraction) + MEMORY_OVERHEAD.cudaContextGiB + ncclBuffersGiB,
   };
-  return { ...parts, totalGiB: parts.weightsGiB + parts.gradientsGiB + parts.optimizerGiB + parts.activationsGiB + parts.reservedGiB };
 }

@@ -37,7 +37,13 @@ export function formatEvaluation(scenario: Scenario, evaluation: Evaluation): st
   }
   const m = p.peakMemory;
   lines.push('');
-  lines.push(`Memory per GPU   peak ${m.totalGiB.toFixed(1)} GiB (stage ${m.stage} at ${m.site}): weights ${m.weightsGiB.toFixed(1)} + gradients ${m.gradientsGiB.toFixed(1)} + optimizer ${m.optimizerGiB.toFixed(1)} + activations ${m.activationsGiB.toFixed(1)} + reserved ${m.reservedGiB.toFixed(1)}`);
+  const terms: [string, number][] = [
+    ['weights', m.weightsGiB], ['gradients', m.gradientsGiB], ['optimizer', m.optimizerGiB], ['fp8 weight copies', m.fp8WeightCopiesGiB],
+    ['activations', m.activationsGiB], ['embedding/output', m.embeddingOutputGiB], ['CUDA context', m.cudaContextGiB],
+    ['NCCL buffers', m.ncclBuffersGiB], ['fragmentation', m.fragmentationGiB],
+  ];
+  const named = terms.filter(([, gib]) => gib > 0).map(([name, gib]) => `${name} ${gib.toFixed(1)}`).join(' + ');
+  lines.push(`Memory per GPU   peak ${m.totalGiB.toFixed(1)} GiB (stage ${m.stage} at ${m.site}): ${named}`);
   lines.push('');
   lines.push('Sites');
   for (const site of p.sites) {

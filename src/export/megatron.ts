@@ -65,12 +65,13 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
       args.push(['--use-distributed-optimizer']);
       break;
     case 2: {
-      args.push(['--use-distributed-optimizer']);
+      // ZeRO-2 is Megatron FSDP's optim_grads strategy; the distributed optimizer would keep a full fp32 gradient buffer per GPU.
+      args.push(['--use-megatron-fsdp'], ['--data-parallel-sharding-strategy', 'optim_grads']);
       const asZero1 = evaluateLayout(scenario, { ...layout, plan: { ...plan, zero: 1 } });
-      const detail = 'Megatron-LM\'s distributed optimizer shards optimizer state but keeps a full gradient buffer per GPU (ZeRO-1 memory, not ZeRO-2)';
-      messages.push(asZero1.fits
-        ? { severity: 'warning', message: `${detail}; the plan still fits (peak ${asZero1.predicted.memoryGiBPerGpu.toFixed(1)} GiB per GPU)` }
-        : { severity: 'error', message: `${detail}; with it the plan does not fit: ${asZero1.violations[0]}` });
+      const zero1 = asZero1.fits
+        ? `it would also fit with --use-distributed-optimizer (ZeRO-1 memory, a full fp32 gradient buffer per GPU: peak ${asZero1.predicted.memoryGiBPerGpu.toFixed(1)} GiB per GPU)`
+        : `with --use-distributed-optimizer instead (a full fp32 gradient buffer per GPU) it would not fit: ${asZero1.violations[0]}`;
+      messages.push({ severity: 'warning', message: `ZeRO-2 maps to Megatron FSDP with optim_grads (--use-megatron-fsdp); check that your Megatron-LM version supports it together with pipeline parallelism; ${zero1}` });
       break;
     }
     case 3:
@@ -80,7 +81,7 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
   }
   if (training.overlap.dataParallel) {
     args.push(['--overlap-grad-reduce']);
-    if (plan.zero === 1 || plan.zero === 2) args.push(['--overlap-param-gather']);
+    if (plan.zero === 1) args.push(['--overlap-param-gather']);
   }
   if (training.overlap.tensorParallel && plan.tp > 1) args.push(['--tp-comm-overlap']);
   args.push(['--bf16']);
@@ -104,6 +105,8 @@ function layerArgs(layout: PlanLayout, messages: ExportMessage[]): Arg[] {
   const args: Arg[] = [];
   if (v > 1) args.push(['--num-virtual-stages-per-pipeline-rank', v]);
   if (p === 1) return args;
+  const split = plan.pipelineSplit;
+  if (split !== undefined && (split.embeddingAsLayer || split.lossAsLayer)) return [...args, ...accountedSplitArgs(layout, messages)];
   const layers = stages.map((s) => s.layers);
   const total = layers.reduce((a, b) => a + b, 0);
   // Megatron splits the chain of p*v virtual stages: the first and last may differ, the rest are equal (M layers each).
@@ -129,6 +132,27 @@ function layerArgs(layout: PlanLayout, messages: ExportMessage[]): Arg[] {
   if (v > 1 && (first !== perVirtual || last !== perVirtual)) {
     messages.push({ severity: 'warning', message: `with ${v} virtual stages the first/last flags set the first and last virtual stage (${first} and ${last} layers, ${perVirtual} elsewhere); the plan's per-stage totals are the same, check the split your Megatron-LM version prints` });
   }
+  return args;
+}
+
+/**
+ * The embedding and/or the loss counted as pipeline layers: Megatron-LM then spreads layers + 1
+ * (+ 1) units evenly over the p x v virtual stages (arguments.py: the total must divide by pp and
+ * each stage's share by its chunks), so the plan's chunks must all hold that many units.
+ */
+function accountedSplitArgs(layout: PlanLayout, messages: ExportMessage[]): Arg[] {
+  const { plan, stages } = layout;
+  const split = plan.pipelineSplit!;
+  const units = stages.flatMap((stage, j) => stage.chunkLayers.map((n, chunk) =>
+    n + (j === 0 && chunk === 0 && split.embeddingAsLayer ? 1 : 0) + (j === plan.pp - 1 && chunk === plan.virtualStages - 1 && split.lossAsLayer ? 1 : 0)));
+  if (units.some((n) => n !== units[0])) {
+    const perStage = stages.map((s) => s.layers).join(', ');
+    messages.push({ severity: 'error', message: `layers per stage ${perStage} with the embedding/loss counted as layers are not an even split of ${units.reduce((a, b) => a + b, 0)} units over ${plan.pp} x ${plan.virtualStages} virtual stages, which --account-for-embedding/loss-in-pipeline-split require; --pipeline-model-parallel-layout can express any split` });
+    return [];
+  }
+  const args: Arg[] = [];
+  if (split.embeddingAsLayer) args.push(['--account-for-embedding-in-pipeline-split']);
+  if (split.lossAsLayer) args.push(['--account-for-loss-in-pipeline-split']);
   return args;
 }
 

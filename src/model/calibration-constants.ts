@@ -30,8 +30,6 @@ export const CALIBRATION = {
   scaleOutStepLatencyS: 12e-6,
   /** Share of tensor-parallel communication left exposed when it is overlapped with GEMMs. */
   tpOverlapResidual: 0.3,
-  /** Memory the framework, CUDA context, NCCL buffers and fragmentation take on every GPU, GiB. */
-  reservedMemoryGiB: 5,
   /** Bytes the Adam step reads and writes per parameter it owns (fp32 master, m, v, grad; bf16 weight). */
   optimizerBytesPerParam: 34,
 } as const;

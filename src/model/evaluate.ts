@@ -43,6 +43,8 @@ export interface SiteUsage {
   /** Largest memory per GPU at the site. */
   readonly memoryGiBPerGpu: number;
   readonly memoryCapacityGiB: number;
+  /** The named memory terms of the site's largest stage (docs/cost-model.md §6); absent for an idle site. */
+  readonly peakMemory?: StageMemory & { readonly stage: number };
 }
 
 export interface LinkUsage {
@@ -168,6 +170,7 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
   // Memory per (stage, site), against each site's capacity.
   let peak: StageMemory & { stage: number; site: string } | undefined;
   const siteMemory = scenario.sites.map(() => 0);
+  const sitePeak: (StageMemory & { stage: number } | undefined)[] = scenario.sites.map(() => undefined);
   const memoryViolations = new Map<string, string>();
   // Memory depends on the stage and the group's microbatch count only: groups share it.
   const memoryByStage = new Map<number, StageMemory>();
@@ -181,6 +184,7 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
     group.stageSite.forEach((site, stage) => {
       const memory = memoryOf(stage, group.microbatches);
       const where = scenario.sites[site]!;
+      if (memory.totalGiB > siteMemory[site]! || sitePeak[site] === undefined) sitePeak[site] = { ...memory, stage };
       siteMemory[site] = Math.max(siteMemory[site]!, memory.totalGiB);
       if (!peak || memory.totalGiB > peak.totalGiB) peak = { ...memory, stage, site: where.name };
       if (memory.totalGiB > where.gpu.memoryGiB) {
@@ -234,6 +238,7 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
         stages: stages.map((_, stage) => ({ stage, replicas: replicasOfStageAtSite[stage]![s]! })).filter((x) => x.replicas > 0),
         memoryGiBPerGpu: siteMemory[s]!,
         memoryCapacityGiB: site.gpu.memoryGiB,
+        ...(sitePeak[s] ? { peakMemory: sitePeak[s] } : {}),
       })),
       links: scenario.links.map((link, i) => ({
         link: link.label,

@@ -1,16 +1,17 @@
 /**
- * Memory per GPU of one pipeline stage: weights, gradients and optimizer state under ZeRO,
- * and activations by schedule and recomputation (docs/cost-model.md §6; Korthikanti et al. 2022).
+ * Memory per GPU of one pipeline stage, by named term: weights, fp32 main gradients and optimizer
+ * state under ZeRO, fp8 weight copies, activations by schedule and recomputation, the embedding
+ * and output layers, CUDA context, NCCL buffers and a fragmentation allowance
+ * (docs/cost-model.md §6; Korthikanti et al. 2022).
  */
-import { CALIBRATION } from './calibration-constants';
 import type { StageLayout } from './placement';
 import type { PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
 import { microbatchesHeld } from './schedule-order';
 import { tokensPerGpu } from './stage-cost';
 import {
-  attentionParams, denseMlpParams, embeddingParams, layerActivationBytesPerToken, moeMlpParams, mtpActivationBytesPerToken, mtpParams,
-  scoreBytesPerToken,
+  attentionParams, denseMlpParams, embeddingParams, fp8ActivationSavingBytesPerToken, fp8LinearParams, layerActivationBytesPerToken, moeMlpParams,
+  mtpActivationBytesPerToken, mtpParams, scoreBytesPerToken,
 } from './transformer';
 import { BF16_BYTES, BYTES_PER_GIB } from './units';
 
@@ -20,16 +21,49 @@ export interface StageParams {
   readonly dense: number;
   /** Routed-expert parameters per GPU (already / (tp x ep)); their data-parallel group is dp x cp / ep. */
   readonly expert: number;
+  /** The part of `dense` that is the embedding and output matrices (vocab x hidden / tp each). */
+  readonly vocab: number;
 }
 
+/**
+ * Memory per GPU of one stage, by term (docs/cost-model.md §6). The model state of the
+ * transformer layers (weights, gradients, optimizer) and of the embedding and output layers are
+ * separate terms; the parts add up to `totalGiB` (up to rounding).
+ */
 export interface StageMemory {
+  /** bf16 weights of the stage's transformer layers (and multi-token prediction modules); ZeRO-3: sharded, plus the gathered layer in use. */
   readonly weightsGiB: number;
+  /** fp32 main gradients of those weights (4 bytes per parameter); ZeRO-2 and 3: sharded, plus one layer's unsharded gradient before its reduce-scatter. */
   readonly gradientsGiB: number;
+  /** fp32 master weights and Adam moments (12 bytes per parameter), sharded over data parallelism from ZeRO-1 (Megatron's distributed optimizer). */
   readonly optimizerGiB: number;
+  /** fp8 training: the fp8 weight and its transpose that Transformer Engine keeps for every linear layer (2 bytes per parameter). */
+  readonly fp8WeightCopiesGiB: number;
+  /** Activations the transformer layers keep for backward, by schedule (microbatches in flight) and recomputation. */
   readonly activationsGiB: number;
-  readonly reservedGiB: number;
+  /** The embedding and output layers on the stages that hold them: their weights, gradients and optimizer state, the embedding output and the logits. */
+  readonly embeddingOutputGiB: number;
+  /** CUDA context, loaded kernels and library workspaces of the process. */
+  readonly cudaContextGiB: number;
+  /** NCCL's buffers, per communicator the stage's ranks use. */
+  readonly ncclBuffersGiB: number;
+  /** Allowance for the caching allocator's fragmentation of the memory allocated and freed during the iteration. */
+  readonly fragmentationGiB: number;
   readonly totalGiB: number;
 }
+
+/**
+ * What a GPU holds besides the model and its activations (docs/cost-model.md §6), set by hand
+ * from the sources given there, not fitted.
+ */
+export const MEMORY_OVERHEAD = {
+  /** CUDA context with the framework's kernels loaded, cuBLAS and Transformer Engine workspaces, per process, GiB. */
+  cudaContextGiB: 1,
+  /** NCCL buffers of one communicator (ring and tree connections, Simple + LL128 + LL buffers per channel per peer), GiB. */
+  ncclBuffersGiBPerCommunicator: 0.5,
+  /** Fragmentation allowance: fraction of the memory allocated and freed within the iteration (activations, embedding output, logits). */
+  fragmentationFraction: 0.05,
+} as const;
 
 /** Parameters per GPU of a stage (tp and ep are the only plan fields they depend on). */
 export function stageParams(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'ep'>, stage: StageLayout): StageParams {
@@ -38,11 +72,40 @@ export function stageParams(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'ep'
   const norms = 4 * model.hidden;
   const moe = moeMlpParams(model);
   let dense = stage.layers * (attentionParams(model) + norms) + denseLayers * denseMlpParams(model) + stage.moeLayers * moe.replicated;
-  if (stage.hasEmbedding) dense += embeddingParams(model);
-  if (stage.hasOutputLayer && !(model.tiedEmbeddings && stage.hasEmbedding)) dense += embeddingParams(model);
+  let vocab = 0;
+  if (stage.hasEmbedding) vocab += embeddingParams(model);
+  if (stage.hasOutputLayer && !(model.tiedEmbeddings && stage.hasEmbedding)) vocab += embeddingParams(model);
+  dense += vocab;
   // Multi-token prediction modules sit with the output head they share (DeepSeek-V3 §3.2.1).
   const mtp = stage.hasOutputLayer ? mtpParams(model) : { routed: 0, replicated: 0 };
-  return { dense: (dense + mtp.replicated) / plan.tp, expert: (stage.moeLayers * moe.routed + mtp.routed) / (plan.tp * plan.ep) };
+  return { dense: (dense + mtp.replicated) / plan.tp, expert: (stage.moeLayers * moe.routed + mtp.routed) / (plan.tp * plan.ep), vocab: vocab / plan.tp };
+}
+
+/**
+ * Linear-layer parameters per GPU of a stage that fp8 training also keeps as fp8 copies (weight
+ * and transpose), split like {@link StageParams}: 0 unless training.precision is fp8.
+ */
+function fp8CopiedParams(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'ep'>, stage: StageLayout): { readonly dense: number; readonly expert: number } {
+  if (scenario.training.precision !== 'fp8') return { dense: 0, expert: 0 };
+  const model = scenario.model;
+  const dense = fp8LinearParams(model, false);
+  const moe = fp8LinearParams(model, true);
+  const denseLayers = stage.layers - stage.moeLayers;
+  return {
+    dense: (denseLayers * dense.replicated + stage.moeLayers * moe.replicated) / plan.tp,
+    expert: (stage.moeLayers * moe.routed) / (plan.tp * plan.ep),
+  };
+}
+
+/**
+ * NCCL communicators a stage's GPUs use: tensor, context and expert parallelism when their
+ * degree exceeds 1, the pipeline's point-to-point when there is more than one stage, the
+ * data-parallel group always (counted at dp = 1 too, so that memory never grows with dp), and
+ * Transformer Engine's amax reduction in fp8.
+ */
+export function ncclCommunicators(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'cp' | 'ep'>, stage: StageLayout): number {
+  const pipeline = stage.hasEmbedding && stage.hasOutputLayer ? 0 : 1;
+  return (plan.tp > 1 ? 1 : 0) + (plan.cp > 1 ? 1 : 0) + (plan.ep > 1 ? 1 : 0) + pipeline + 1 + (scenario.training.precision === 'fp8' ? 1 : 0);
 }
 
 /**
@@ -71,6 +134,12 @@ export type ShardingPlan = Pick<PlanSpec, 'dp' | 'cp' | 'ep' | 'zero'>;
  */
 export interface StageMemoryBasis {
   readonly params: StageParams;
+  /** Linear-layer parameters with fp8 copies (0 without fp8). */
+  readonly fp8Params: { readonly dense: number; readonly expert: number };
+  /** ZeRO-2 and 3: bytes of the largest tensor group reduced at once (one layer's, or the embedding/output matrix's, fp32 gradient), held unsharded until its reduce-scatter; 0 below ZeRO-2. */
+  readonly unshardedGradientBytes: number;
+  /** NCCL communicators the stage's GPUs use ({@link ncclCommunicators}). */
+  readonly communicators: number;
   readonly zero: PlanSpec['zero'];
   readonly fullRecompute: boolean;
   /** Tokens per GPU per microbatch over tp: every activation term is per tensor-parallel rank. */
@@ -94,27 +163,34 @@ export function stageMemoryBasis(scenario: Scenario, plan: MemoryBasisPlan, stag
   const params = stageParams(scenario, plan, stage);
   const tokensPerTpRank = tokensPerGpu(scenario, plan) / plan.tp;
   const denseLayers = stage.layers - stage.moeLayers;
-  const perMicrobatchLayers = denseLayers * layerActivationBytesPerToken(model, false) + stage.moeLayers * layerActivationBytesPerToken(model, true);
+  // fp8 keeps the GEMM inputs it quantised instead of their bf16 copies (transformer.ts).
+  const fp8 = training.precision === 'fp8';
+  const layerBytes = (moe: boolean) => layerActivationBytesPerToken(model, moe) - (fp8 ? fp8ActivationSavingBytesPerToken(model, moe) : 0);
+  const perMicrobatchLayers = denseLayers * layerBytes(false) + stage.moeLayers * layerBytes(true);
+  const layerParams = params.dense - params.vocab + params.expert;
   const scoreBytes = training.flashAttention || plan.recompute !== 'none' ? 0 : scoreBytesPerToken(model, training.seqLen / plan.cp) * stage.layers;
   return {
     params,
+    fp8Params: fp8CopiedParams(scenario, plan, stage),
+    unshardedGradientBytes: plan.zero >= 2 ? 4 * Math.max(layerParams / Math.max(1, stage.layers), stage.hasEmbedding || stage.hasOutputLayer ? embeddingParams(model) / plan.tp : 0) : 0,
+    communicators: ncclCommunicators(scenario, plan, stage),
     zero: plan.zero,
     fullRecompute: plan.recompute === 'full',
     tokensPerTpRank,
     layers: stage.layers,
     hidden: model.hidden,
     layerBytesPerToken: perMicrobatchLayers + scoreBytes,
-    rebuiltLayerBytesPerToken: Math.max(layerActivationBytesPerToken(model, false), layerActivationBytesPerToken(model, stage.moeLayers > 0)),
+    rebuiltLayerBytesPerToken: Math.max(layerBytes(false), layerBytes(stage.moeLayers > 0)),
     outputBytes: stage.hasOutputLayer ? tokensPerTpRank * model.vocab * (4 + BF16_BYTES) + tokensPerTpRank * mtpActivationBytesPerToken(model) : 0,
     embeddingBytes: stage.hasEmbedding ? tokensPerTpRank * model.hidden * BF16_BYTES : 0,
     // Gathered working copy of the largest layer's weights, forward and backward prefetch.
-    gatheredWeightsBytes: plan.zero >= 3 ? 2 * BF16_BYTES * (params.dense + params.expert) / Math.max(1, stage.layers) : 0,
+    gatheredWeightsBytes: plan.zero >= 3 ? 2 * BF16_BYTES * layerParams / Math.max(1, stage.layers) : 0,
   };
 }
 
 const toGiB = (bytes: number) => bytes / BYTES_PER_GIB;
 
-/** Activation memory per GPU, GiB, with `inFlight` microbatches held (see {@link microbatchesInFlight}). */
+/** Activation memory per GPU, GiB, with `inFlight` microbatches held (see {@link microbatchesInFlight}): the layers', the embedding output and the logits. */
 export function activationsGiB(basis: StageMemoryBasis, inFlight: number): number {
   let activations: number;
   if (basis.fullRecompute) {
@@ -125,39 +201,69 @@ export function activationsGiB(basis: StageMemoryBasis, inFlight: number): numbe
   }
   if (basis.outputBytes > 0) activations += basis.outputBytes;
   if (basis.embeddingBytes > 0) activations += basis.embeddingBytes;
-  if (basis.gatheredWeightsBytes > 0) activations += basis.gatheredWeightsBytes;
   return toGiB(activations);
 }
 
-/** Bytes per GPU of one kind of per-parameter state, sharded over the data-parallel ranks when `sharded`. */
-function stateBytes(params: StageParams, plan: ShardingPlan, bytesPerParam: number, sharded: boolean): number {
+/** Bytes per GPU of one kind of per-parameter state of `dense` and `expert` parameters, sharded over the data-parallel ranks when `sharded`. */
+function stateBytes(dense: number, expert: number, plan: ShardingPlan, bytesPerParam: number, sharded: boolean): number {
   const denseShards = plan.dp * plan.cp;
   const expertShards = Math.max(1, denseShards / plan.ep);
-  return bytesPerParam * (params.dense / (sharded ? denseShards : 1) + params.expert / (sharded ? expertShards : 1));
+  return bytesPerParam * (dense / (sharded ? denseShards : 1) + expert / (sharded ? expertShards : 1));
 }
 
-const weightsGiB = (basis: StageMemoryBasis, plan: ShardingPlan) => toGiB(stateBytes(basis.params, plan, BF16_BYTES, basis.zero >= 3));
-const gradientsGiB = (basis: StageMemoryBasis, plan: ShardingPlan) => toGiB(stateBytes(basis.params, plan, 4, basis.zero >= 2));
-const optimizerGiB = (basis: StageMemoryBasis, plan: ShardingPlan) => toGiB(stateBytes(basis.params, plan, 12, basis.zero >= 1));
+/** The model-state terms of a stage's memory, GiB: they depend on the sharding, not on the microbatches in flight. */
+interface StateParts {
+  readonly weightsGiB: number;
+  readonly gradientsGiB: number;
+  readonly optimizerGiB: number;
+  readonly fp8WeightCopiesGiB: number;
+  /** Weights, gradients and optimizer state of the embedding and output matrices. */
+  readonly vocabStateGiB: number;
+}
 
-/** The total of a memory breakdown, GiB (one sum, in one order, for both functions below). */
-const totalGiB = (weights: number, gradients: number, optimizer: number, activations: number): number =>
-  weights + gradients + optimizer + activations + CALIBRATION.reservedMemoryGiB;
+function stateParts(basis: StageMemoryBasis, plan: ShardingPlan): StateParts {
+  const { params, zero } = basis;
+  const layerDense = params.dense - params.vocab;
+  return {
+    weightsGiB: toGiB(stateBytes(layerDense, params.expert, plan, BF16_BYTES, zero >= 3) + basis.gatheredWeightsBytes),
+    gradientsGiB: toGiB(stateBytes(layerDense, params.expert, plan, 4, zero >= 2) + basis.unshardedGradientBytes),
+    optimizerGiB: toGiB(stateBytes(layerDense, params.expert, plan, 12, zero >= 1)),
+    fp8WeightCopiesGiB: toGiB(stateBytes(basis.fp8Params.dense, basis.fp8Params.expert, plan, 2, false)),
+    vocabStateGiB: toGiB(stateBytes(params.vocab, 0, plan, BF16_BYTES, zero >= 3) + stateBytes(params.vocab, 0, plan, 4, zero >= 2) + stateBytes(params.vocab, 0, plan, 12, zero >= 1)),
+  };
+}
 
-/** Total memory per GPU, GiB: {@link stageMemory}'s `totalGiB` without building the breakdown. */
+/** CUDA context and NCCL buffers of a stage's GPUs, GiB. */
+const ncclBuffersGiB = (basis: StageMemoryBasis): number => basis.communicators * MEMORY_OVERHEAD.ncclBuffersGiBPerCommunicator;
+
+/**
+ * Total memory per GPU, GiB, with `activations` from {@link activationsGiB}: model state, fp8
+ * copies, activations with their fragmentation allowance, CUDA context and NCCL buffers. The one
+ * sum the evaluator ({@link stageMemory}) and the planner use.
+ */
 export function stageMemoryTotalGiB(basis: StageMemoryBasis, plan: ShardingPlan, activations: number): number {
-  return totalGiB(weightsGiB(basis, plan), gradientsGiB(basis, plan), optimizerGiB(basis, plan), activations);
+  const state = stateParts(basis, plan);
+  return state.weightsGiB + state.gradientsGiB + state.optimizerGiB + state.fp8WeightCopiesGiB + state.vocabStateGiB
+    + activations * (1 + MEMORY_OVERHEAD.fragmentationFraction) + MEMORY_OVERHEAD.cudaContextGiB + ncclBuffersGiB(basis);
 }
 
 /** Memory per GPU of `stage` when each replica runs `microbatches` microbatches. */
 export function stageMemory(scenario: Scenario, plan: PlanSpec, stage: StageLayout, microbatches: number): StageMemory {
   const basis = stageMemoryBasis(scenario, plan, stage);
-  const parts = {
-    weightsGiB: weightsGiB(basis, plan),
-    gradientsGiB: gradientsGiB(basis, plan),
-    optimizerGiB: optimizerGiB(basis, plan),
-    activationsGiB: activationsGiB(basis, microbatchesInFlight(plan, stage.index, microbatches)),
-    reservedGiB: CALIBRATION.reservedMemoryGiB,
+  const state = stateParts(basis, plan);
+  const dynamic = activationsGiB(basis, microbatchesInFlight(plan, stage.index, microbatches));
+  // The dynamic memory is the layers' activations and the embedding output and logits.
+  const vocabActivations = toGiB(basis.outputBytes + basis.embeddingBytes);
+  return {
+    weightsGiB: state.weightsGiB,
+    gradientsGiB: state.gradientsGiB,
+    optimizerGiB: state.optimizerGiB,
+    fp8WeightCopiesGiB: state.fp8WeightCopiesGiB,
+    activationsGiB: dynamic - vocabActivations,
+    embeddingOutputGiB: state.vocabStateGiB + vocabActivations,
+    cudaContextGiB: MEMORY_OVERHEAD.cudaContextGiB,
+    ncclBuffersGiB: ncclBuffersGiB(basis),
+    fragmentationGiB: dynamic * MEMORY_OVERHEAD.fragmentationFraction,
+    totalGiB: stageMemoryTotalGiB(basis, plan, dynamic),
   };
-  return { ...parts, totalGiB: totalGiB(parts.weightsGiB, parts.gradientsGiB, parts.optimizerGiB, parts.activationsGiB) };
 }

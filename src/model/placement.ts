@@ -4,7 +4,7 @@
  * errors (a degree that cannot divide the model, a stage count that does not add up, an
  * unknown site) are input errors; capacity problems are left to the evaluator as violations.
  */
-import { planSchema, type PlanSpec } from './plan-schema';
+import { planSchema, type PipelineSplitSpec, type PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
 import { isMoeLayer } from './transformer';
 import { ScenarioValidationError, issuesFromZod, type InputIssue } from './validation-error';
@@ -49,7 +49,10 @@ export function withNetworkSettings(layout: PlanLayout, network: PlanSpec['netwo
 export function layOutPlan(scenario: Scenario, input: unknown, pathPrefix = 'plan'): PlanLayout {
   const parsed = planSchema.safeParse(input, { reportInput: true });
   if (!parsed.success) throw new ScenarioValidationError(issuesFromZod(parsed.error, pathPrefix));
-  const plan = parsed.data;
+  const split = pipelineSplitOf(parsed.data, scenario.model.layers);
+  // A split turned on because pp x virtualStages exceeds the layers is written into the plan, so that exports and reports see it.
+  const plan = parsed.data.pipelineSplit === undefined && (split.embeddingAsLayer || split.lossAsLayer)
+    ? { ...parsed.data, pipelineSplit: split } : parsed.data;
   const issues: InputIssue[] = [];
   const at = (key: string) => `${pathPrefix}.${key}`;
   checkDegrees(scenario, plan, issues, at);
@@ -88,23 +91,62 @@ function checkDegrees(scenario: Scenario, plan: PlanSpec, issues: InputIssue[], 
   if (plan.schedule !== 'interleaved' && plan.virtualStages !== 1) {
     issues.push({ path: at('virtualStages'), message: `${plan.virtualStages} virtual stages need schedule 'interleaved' (got '${plan.schedule}')` });
   }
-  if (plan.pp * plan.virtualStages > model.layers) {
-    issues.push({ path: at('pp'), message: `${plan.pp} stages x ${plan.virtualStages} chunks exceed ${model.layers} layers` });
+  const split = pipelineSplitOf(plan, model.layers);
+  const units = pipelineUnits(model.layers, split);
+  if (plan.pp * plan.virtualStages > units) {
+    const counted = units > model.layers ? ` + ${units - model.layers} (embedding/loss counted as layers)` : '';
+    const hint = units < model.layers + 2 && plan.pp * plan.virtualStages <= model.layers + 2 ? '; pipelineSplit can count the embedding and the loss as layers' : '';
+    issues.push({ path: at('pp'), message: `${plan.pp} stages x ${plan.virtualStages} chunks exceed ${model.layers} layers${counted}${hint}` });
   }
+}
+
+/**
+ * Whether the embedding and the loss count as pipeline layers (Megatron-LM's
+ * --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split): as the
+ * plan says; when it says nothing, both exactly when pp x virtualStages exceeds the layers (the
+ * case the flags exist for: Llama 3 405B's 126 layers on 16 x 8 chunks, Llama 3 §3.3.2).
+ */
+export function pipelineSplitOf(plan: Pick<PlanSpec, 'pp' | 'virtualStages' | 'pipelineSplit'>, layers: number): PipelineSplitSpec {
+  if (plan.pipelineSplit !== undefined) return plan.pipelineSplit;
+  const needed = plan.pp * plan.virtualStages > layers;
+  return { embeddingAsLayer: needed, lossAsLayer: needed };
+}
+
+/** Layers plus the embedding and the loss where they count as layers: what the split spreads over the virtual stages. */
+const pipelineUnits = (layers: number, split: PipelineSplitSpec): number =>
+  layers + (split.embeddingAsLayer ? 1 : 0) + (split.lossAsLayer ? 1 : 0);
+
+/** Units (layers, plus the embedding or loss where it counts as a layer) stage `stage` of `pp` splits over its chunks. */
+const stageUnits = (layers: number, stage: number, pp: number, split: PipelineSplitSpec): number =>
+  layers + (stage === 0 && split.embeddingAsLayer ? 1 : 0) + (stage === pp - 1 && split.lossAsLayer ? 1 : 0);
+
+/**
+ * Default layers per stage: {@link balancedLayers} of the model's layers, or, when the embedding
+ * or the loss counts as a layer, of the layers plus those, the first stage then holding one layer
+ * fewer for the embedding and the last one fewer for the loss (126 layers on 16 stages: 7, 8 x 14, 7).
+ */
+export function defaultLayersPerStage(layers: number, pp: number, split: PipelineSplitSpec): number[] {
+  const out = balancedLayers(pipelineUnits(layers, split), pp);
+  if (split.embeddingAsLayer) out[0]! -= 1;
+  if (split.lossAsLayer) out[pp - 1]! -= 1;
+  return out;
 }
 
 function resolveLayersPerStage(scenario: Scenario, plan: PlanSpec, issues: InputIssue[], at: (key: string) => string): number[] {
   const given = plan.placement?.layersPerStage;
   const layers = scenario.model.layers;
-  if (given === undefined) return balancedLayers(layers, plan.pp);
+  const split = pipelineSplitOf(plan, layers);
+  if (given === undefined) return defaultLayersPerStage(layers, plan.pp, split);
   if (given.length !== plan.pp) {
     issues.push({ path: at('placement.layersPerStage'), message: `lists ${given.length} stages, pp is ${plan.pp}` });
   } else if (given.reduce((sum, n) => sum + n, 0) !== layers) {
     issues.push({ path: at('placement.layersPerStage'), message: `adds up to ${given.reduce((s, n) => s + n, 0)} layers, the model has ${layers}` });
   }
   given.forEach((n, stage) => {
-    if (n < plan.virtualStages) {
-      issues.push({ path: at(`placement.layersPerStage[${stage}]`), message: `${n} layers cannot fill ${plan.virtualStages} virtual chunks` });
+    const units = stageUnits(n, stage, plan.pp, split);
+    if (units < plan.virtualStages) {
+      const counted = units > n ? ` (with the embedding/loss counted as layers, ${units})` : '';
+      issues.push({ path: at(`placement.layersPerStage[${stage}]`), message: `${n} layers${counted} cannot fill ${plan.virtualStages} virtual chunks` });
     }
   });
   return [...given];
@@ -163,9 +205,26 @@ function resolveGroups(scenario: Scenario, plan: PlanSpec, issues: InputIssue[],
   return groups;
 }
 
-export function buildStages(scenario: Scenario, plan: Pick<PlanSpec, 'pp' | 'virtualStages'>, layersPerStage: readonly number[]): StageLayout[] {
+/**
+ * The stages of a plan. Each stage's layers are split over its `v` chunks as evenly as possible;
+ * where the embedding (loss) counts as a layer it is one unit of the first stage's (last stage's)
+ * split and takes the place of a layer in the first (last) chunk: the first virtual stage of the
+ * chain holds the embedding and one layer fewer, the last the output layer and loss and one fewer
+ * (Megatron-LM's --account-for-*-in-pipeline-split; Llama 3 §3.3.2: chunks of the embedding alone
+ * and of the output and loss alone).
+ */
+export function buildStages(
+  scenario: Scenario, plan: Pick<PlanSpec, 'pp' | 'virtualStages'> & Partial<Pick<PlanSpec, 'pipelineSplit'>>, layersPerStage: readonly number[],
+): StageLayout[] {
   const v = plan.virtualStages;
-  const chunkLayers = layersPerStage.map((layers) => balancedLayers(layers, v));
+  // The plan's split as given (layOutPlan writes in the one it chooses); none when absent.
+  const split = plan.pipelineSplit ?? { embeddingAsLayer: false, lossAsLayer: false };
+  const chunkLayers = layersPerStage.map((layers, stage) => {
+    const chunks = balancedLayers(stageUnits(layers, stage, plan.pp, split), v);
+    if (stage === 0 && split.embeddingAsLayer) chunks[0]! -= 1;
+    if (stage === plan.pp - 1 && split.lossAsLayer) chunks[v - 1]! -= 1;
+    return chunks;
+  });
   // Virtual stage q = chunk * pp + stage runs the q-th contiguous block of layers.
   const firstLayer: number[][] = layersPerStage.map(() => []);
   let next = 0;

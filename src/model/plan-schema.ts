@@ -38,6 +38,13 @@ export const linkSettingsSchema = z.strictObject({
   gradientCompression: z.enum(['none', 'fp8']).default('none'),
 }).describe('Network-layer settings for one cross-site link; absent links use the defaults.');
 
+export const pipelineSplitSchema = z.strictObject({
+  embeddingAsLayer: z.boolean().default(false)
+    .describe('The input embedding takes the place of one transformer layer on the first virtual stage (Megatron-LM --account-for-embedding-in-pipeline-split).'),
+  lossAsLayer: z.boolean().default(false)
+    .describe('The output layer and loss take the place of one transformer layer on the last virtual stage (Megatron-LM --account-for-loss-in-pipeline-split).'),
+}).describe('Count the embedding and the loss as pipeline layers when splitting layers over stages and chunks. Default: off, or both on when pp x virtualStages exceeds the layers.');
+
 export const planSchema = z.strictObject({
   tp: positiveInt('tensor-parallel degree', 1e8),
   cp: positiveInt('context-parallel degree', 1e8).default(1),
@@ -50,6 +57,7 @@ export const planSchema = z.strictObject({
   recompute: z.enum(RECOMPUTE_MODES).default('none'),
   zero: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]).default(1)
     .describe('0: replicated; 1: optimizer sharded over dp x cp; 2: + gradients; 3: + weights.'),
+  pipelineSplit: pipelineSplitSchema.optional(),
   placement: placementSchema.optional(),
   network: z.array(linkSettingsSchema).max(2016).optional(),
 }).describe('A parallel configuration of the training job.');
@@ -58,3 +66,4 @@ export type PlanSpec = z.output<typeof planSchema>;
 export type PlacementSpec = z.output<typeof placementSchema>;
 export type ReplicaGroupSpec = z.output<typeof replicaGroupSchema>;
 export type LinkSettingsSpec = z.output<typeof linkSettingsSchema>;
+export type PipelineSplitSpec = z.output<typeof pipelineSplitSchema>;

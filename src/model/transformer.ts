@@ -227,6 +227,35 @@ export function layerActivationBytesPerToken(model: Model, moeLayer: boolean): n
   return h * (attention + norms + mlp);
 }
 
+/**
+ * Activation bytes per token (before dividing by tp) fp8 training stores less than
+ * {@link layerActivationBytesPerToken}: Transformer Engine keeps the input of each fp8 GEMM for its
+ * weight-gradient GEMM as the fp8 tensor it quantised (1 byte, column-wise copy only; NVIDIA
+ * TransformerEngine transformer_engine/pytorch/module/linear.py, `saved_inputmat = inputmat`
+ * after `update_usage(rowwise_usage=False, columnwise_usage=True)`), not bf16 (2 bytes). The QKV
+ * and FC1 inputs save `h` each and every active FFN's FC2 input its width; the output projection's
+ * input is the attention output, which the fused attention keeps in bf16 for its own backward,
+ * so its fp8 copy adds `h`. Net `h + k*f` (`k` active FFNs); 0 for MLA, whose latent GEMMs are
+ * left at bf16 here (an upper bound on its activations).
+ */
+export function fp8ActivationSavingBytesPerToken(model: Model, moeLayer: boolean): number {
+  if (model.attention) return 0;
+  const ffnWidth = moeLayer && model.moe ? model.moe.expertFfnHidden : model.ffnHidden;
+  const activeFfns = moeLayer && model.moe ? model.moe.topK + model.moe.sharedExperts : 1;
+  return model.hidden + activeFfns * ffnWidth;
+}
+
+/**
+ * Linear-layer weights of one layer that fp8 training also holds as fp8 copies: every weight
+ * matrix of the attention and MLP (active or not; MoE: all routed and shared experts), not the
+ * norms, the router or the embedding and output layers, which stay bf16.
+ */
+export function fp8LinearParams(model: Model, moeLayer: boolean): { readonly routed: number; readonly replicated: number } {
+  const attention = attentionMatrixParams(model);
+  if (!moeLayer || !model.moe) return { routed: 0, replicated: attention + denseMlpParams(model) };
+  return { routed: model.moe.experts * expertParams(model), replicated: attention + model.moe.sharedExperts * expertParams(model) };
+}
+
 /** Bytes per token of the stored attention score matrices (softmax, dropout): 5*a*s/h * h, or 3*a*s without dropout. */
 export const scoreBytesPerToken = (model: Model, seqLen: number): number =>
   (model.dropout ? 5 : 2) * model.heads * seqLen;
