@@ -3,8 +3,8 @@
  * fixtures/calibration, in-sample (the committed constants) and leave-one-source-out (for each
  * table, the constants refitted on the other tables), and the constant set the fitter finds on
  * all rows. Regenerate with `npm run calibration` (deterministic; about a minute).
- * With --optima <file>, appends the plausible-optimum table that `npm run calibration:optima`
- * wrote to <file> (bench/calibration-optima.ts).
+ * Appends docs/calibration-optima.md, the plausible-optimum table that `npm run calibration:optima`
+ * (bench/calibration-optima.ts) records, when that file exists.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -29,8 +29,8 @@ const tables = [...new Set(rows.map((r) => r.table))].sort();
 const inSample = new Map(results.map((r) => [r.id, r.relativeError]));
 const byTable = (table: string, errors: Map<string, number>): number[] => rows.filter((r) => r.table === table).map((r) => errors.get(r.id)!);
 
-const optimaFlag = process.argv.indexOf('--optima');
-const optima = optimaFlag >= 0 ? fs.readFileSync(process.argv[optimaFlag + 1]!, 'utf8').trim() : undefined;
+const optimaFile = path.join(root, 'docs', 'calibration-optima.md');
+const optima = fs.existsSync(optimaFile) ? fs.readFileSync(optimaFile, 'utf8').trim() : undefined;
 
 console.log(`# Calibration: predicted vs published
 
