@@ -7,6 +7,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { calibrate, formatCalibrationTable, median, type CalibrationRow } from '../src/calibration/calibration-table';
+import { currentConstants, fitConstants, leaveOneSourceOut, loss, withConstants } from '../src/calibration/fit';
 import { readJsonArrays } from '../src/io/files';
 import { ROOT } from './helpers/fixtures';
 
@@ -43,6 +44,21 @@ describe('calibration against published throughput', () => {
     expect(median(dense.map((r) => Math.abs(r.relativeError)))).toBeLessThanOrEqual(0.1);
     for (const r of dense) expect({ id: r.id, withinTwentyPercent: Math.abs(r.relativeError) <= 0.2 }).toEqual({ id: r.id, withinTwentyPercent: true });
     for (const r of dense) expect({ id: r.id, fits: r.fits }).toEqual({ id: r.id, fits: true });
+  });
+
+  it('the fitter never ends above its start, leaves the committed constants as they were, and leave-one-source-out predicts each table from a fit without it', () => {
+    const committed = currentConstants();
+    const some = ['megatron-sc21-1.7B', 'fp8-nemo-long-llama2-7b-128k', 'folding-mixtral-8x22b-gbs256-128gpus'].map((id) => rows.find((r) => r.id === id)!);
+    const start = loss(some);
+    const fit = fitConstants(some, committed, 2);
+    expect(fit.loss).toBeLessThanOrEqual(start);
+    expect(withConstants(fit.values, () => loss(some))).toBeCloseTo(fit.loss, 12);
+    expect(currentConstants()).toEqual(committed);
+    const loso = leaveOneSourceOut(some.slice(0, 2), committed);
+    expect([...loso.fits.keys()]).toEqual(['A', 'F2']);
+    // Fitted on the long-context row alone, the SC'21 row's error is its error under those constants.
+    expect(loso.errors.get('megatron-sc21-1.7B')).toBeCloseTo(withConstants(loso.fits.get('A')!, () => calibrate(some[0]!).relativeError), 12);
+    expect(currentConstants()).toEqual(committed);
   });
 
   it('docs/calibration.md shows the current table (regenerate with `npm run calibration`)', () => {
