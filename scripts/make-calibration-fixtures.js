@@ -33,6 +33,7 @@ const sc21 = [
   const id = `megatron-sc21-${name}`;
   return {
     id,
+    table: 'A',
     source: "Narayanan et al. SC'21 Table 1; MBS, interleaving, DDP impl from Megatron-LM examples/sc21/run_table_1.sh",
     metric: 'recomputeTflopsPerGpu',
     published: tflops,
@@ -58,6 +59,7 @@ const h100 = [
   const id = `megatron-h100-${name}`;
   return {
     id,
+    table: 'B',
     source: 'Megatron-LM README (2024), H100 weak scaling table',
     metric: 'modelTflopsPerGpu',
     published: tflops,
@@ -78,6 +80,7 @@ const korthikanti = [
     const id = `korthikanti-${name}-${recompute}`;
     return {
       id,
+      table: 'C',
       source: 'Korthikanti et al. 2022 (arXiv 2205.05198) Table 5',
       metric: 'iterationTimeS',
       published: seconds,
@@ -111,6 +114,7 @@ const fp8 = [
   const shape = LLAMA[model];
   return {
     id,
+    table: section === 'E' ? 'E' : 'F1',
     source: section === 'E'
       ? 'NVIDIA-NeMo/Megatron-Bridge docs/performance-summary(-archive).md, DGX H100 (calibration.md section E)'
       : 'NVIDIA/NeMo docs/source/performance/performance_summary.md 24.07, DGX H100 (calibration.md section F)',
@@ -128,7 +132,129 @@ const fp8 = [
   };
 });
 
-for (const [file, rows] of [['megatron-sc21.json', sc21], ['megatron-h100.json', h100], ['korthikanti-2022.json', korthikanti], ['nvidia-fp8-h100.json', fp8]]) {
-  fs.writeFileSync(path.join(out, file), JSON.stringify(rows, null, 2) + '\n');
+// Sections E (MoE and Blackwell rows), F (the NeMo rows not covered above and the long-context
+// table), G and H. Model shapes are those of calibration.md, written as `scaleacross import-model`
+// maps the Hugging Face configs in fixtures/hf-configs (Qwen3-30B-A3B, DeepSeek-V3,
+// Qwen2-57B-A14B, Nemotron-4-340B); Mixtral-8x22B and Llama-2-7B from calibration.md.
+const MODELS = {
+  'qwen3-30b-a3b': { layers: 48, hidden: 2048, ffnHidden: 6144, heads: 32, kvHeads: 4, headDim: 128, vocab: 151936, mlp: 'swiglu', moe: { experts: 128, topK: 8, expertFfnHidden: 768, sharedExperts: 0, denseLayers: 0 } },
+  'deepseek-v3': {
+    layers: 61, hidden: 7168, ffnHidden: 18432, heads: 128, kvHeads: 128, vocab: 129280, mlp: 'swiglu',
+    attention: { kind: 'mla', qLoraRank: 1536, kvLoraRank: 512, qkNopeHeadDim: 128, qkRopeHeadDim: 64, vHeadDim: 128 },
+    moe: { experts: 256, topK: 8, expertFfnHidden: 2048, sharedExperts: 1, denseLayers: 3 }, mtpLayers: 1,
+  },
+  'nemotron-4-340b': { layers: 96, hidden: 18432, ffnHidden: 73728, heads: 96, kvHeads: 8, vocab: 256000, mlp: 'squared-relu' },
+  'gpt3-175b': { layers: 96, hidden: 12288, ffnHidden: 4 * 12288, heads: 96, kvHeads: 96, vocab: 51200, mlp: 'gelu' },
+  'llama2-7b': { layers: 32, hidden: 4096, ffnHidden: 11008, heads: 32, kvHeads: 32, vocab: 32000, mlp: 'swiglu' },
+  // The shared expert of FFN 20480 is written as 8 shared experts of 2560 (same FLOPs, parameters and activations).
+  'qwen2-57b-a14b': { layers: 28, hidden: 3584, ffnHidden: 18944, heads: 28, kvHeads: 4, vocab: 151936, mlp: 'swiglu', moe: { experts: 64, topK: 8, expertFfnHidden: 2560, sharedExperts: 8, denseLayers: 0 } },
+  'mixtral-8x22b': { layers: 56, hidden: 6144, ffnHidden: 16384, heads: 48, kvHeads: 8, vocab: 32000, mlp: 'swiglu', moe: { experts: 8, topK: 2, expertFfnHidden: 16384, sharedExperts: 0, denseLayers: 0 } },
+};
+
+/** One row from its job and published plan; `c` holds the columns of the published table. */
+function row(c) {
+  const dp = c.gpus / (c.tp * c.pp * (c.cp ?? 1));
+  if (!Number.isInteger(dp)) throw new Error(`${c.id}: GPUs not divisible by TP x PP x CP`);
+  return {
+    id: c.id,
+    table: c.table,
+    source: c.source,
+    metric: c.metric,
+    published: c.published,
+    assumptions: c.assumptions,
+    scenario: {
+      version: 1,
+      name: c.id,
+      model: { name: c.id, ...MODELS[c.model], tiedEmbeddings: false, dropout: false },
+      training: { seqLen: c.seq, globalBatchSeqs: c.gbs, precision: c.precision, flashAttention: true, overlap: { tensorParallel: true, dataParallel: true } },
+      // A job on fewer GPUs than a node (the 4-GPU long-context row) is written as nodes of that many GPUs.
+      cluster: { sites: [{ name: 'cluster', gpuType: c.gpuType ?? 'H100-SXM', gpus: c.gpus, gpusPerNode: Math.min(8, c.gpus) }], links: [] },
+    },
+    plan: {
+      tp: c.tp, cp: c.cp ?? 1, ep: c.ep ?? 1, pp: c.pp, dp, microBatchSeqs: c.mbs,
+      schedule: (c.vp ?? 1) > 1 ? 'interleaved' : '1f1b', virtualStages: c.vp ?? 1, recompute: c.recompute ?? 'none', zero: c.zero ?? 1,
+    },
+  };
 }
-console.log(`wrote ${sc21.length + h100.length + korthikanti.length + fp8.length} calibration rows to ${out}`);
+
+const BRIDGE = 'NVIDIA-NeMo/Megatron-Bridge docs/performance-summary(-archive).md (calibration.md section E)';
+const bridgeMoe = [
+  { id: 'fp8-bridge-26.04.01-qwen3-30b-a3b-ep16', model: 'qwen3-30b-a3b', gpus: 16, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 1, ep: 16, published: 8960 },
+  { id: 'fp8-bridge-26.02.01-qwen3-30b-a3b-pp2', model: 'qwen3-30b-a3b', gpus: 16, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 12, ep: 8, published: 9058 },
+  { id: 'fp8-bridge-26.04.01-deepseek-v3-b200', model: 'deepseek-v3', gpuType: 'B200', gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 2, ep: 32, published: 3328 },
+].map((c) => row({
+  ...c, table: 'E', source: BRIDGE, metric: 'tokensPerSecondPerGpu', precision: 'fp8',
+  assumptions: `${c.gpuType === 'B200' ? 'MXFP8 written as fp8 (B200 dense fp8 peak); ' : 'FP8; '}token-dropless with force-balanced routing (every expert gets topK/experts of the tokens); `
+    + 'recomputation not published, assumed none; distributed optimizer (ZeRO 1); fused attention; TP and DP overlap on; expert all-to-all not overlapped (the model has no EP overlap)'
+    + (c.model === 'deepseek-v3' ? '; 61 layers split as evenly as the default placement does over 16 chunks (the recipe\'s custom pipeline layout not published in the table); the MTP module on the last stage' : ''),
+}));
+
+const NEMO = 'NVIDIA/NeMo docs/source/performance/performance_summary.md 24.07, DGX H100 (calibration.md section F)';
+const nemoH100 = [
+  { id: 'fp8-nemo-24.07-nemotron-340b', model: 'nemotron-4-340b', gpus: 128, gbs: 32, mbs: 1, seq: 4096, tp: 8, pp: 8, vp: 12, published: 326 },
+  { id: 'fp8-nemo-24.07-gpt3-175b', model: 'gpt3-175b', gpus: 512, gbs: 2048, mbs: 2, seq: 2048, tp: 4, pp: 8, vp: 6, published: 825 },
+].map((c) => row({
+  ...c, table: 'F1', source: NEMO, metric: 'tokensPerSecondPerGpu', precision: 'fp8',
+  assumptions: 'FP8; recomputation not published, assumed none; distributed optimizer (ZeRO 1); fused attention; TP and DP overlap on'
+    + (c.model === 'gpt3-175b' ? '; GPT-3 as NeMo trains it: GELU FFN 4h, MHA, vocabulary padded to 51,200, no dropout' : '; Nemotron-4: squared ReLU, GQA 8'),
+}));
+
+// F, long context (NeMo 24.03.01). The published metric is TFLOP/s/GPU; NeMo's FLOP formula of
+// that time counts the full attention square (as its 24.07 table does), assumed here. The
+// "without CP" column is not a row: its configuration is not published.
+const longContext = [
+  ['4k', 4096, 4, 1024, 1, 4, 1, 768],
+  ['16k', 16384, 16, 256, 2, 8, 1, 660],
+  ['32k', 32768, 32, 128, 2, 8, 2, 610],
+  ['64k', 65536, 64, 64, 4, 8, 2, 574],
+  ['128k', 131072, 128, 32, 4, 8, 4, 555],
+  ['256k', 262144, 256, 16, 4, 8, 8, 549],
+  ['512k', 524288, 512, 8, 8, 4, 16, 549],
+  ['1m', 1048576, 1024, 4, 8, 4, 32, 536],
+].map(([name, seq, gpus, gbs, tp, dp, cp, tflops]) => {
+  const r = row({
+    id: `fp8-nemo-long-llama2-7b-${name}`, table: 'F2', model: 'llama2-7b', gpus, gbs, mbs: 1, seq, tp, pp: 1, cp, precision: 'fp8',
+    source: 'NVIDIA/NeMo docs/source/performance/performance_long_sequence.md, NeMo 24.03.01, DGX H100 (calibration.md section F, "with CP" column)',
+    metric: 'modelTflopsPerGpu', published: tflops,
+    assumptions: (gpus < 8 ? `${gpus} GPUs of one DGX, written as one node of ${gpus}; ` : '') + 'FP8; MBS 1 and recomputation not published, assumed MBS 1 and none; TFLOP/s counted with the full attention square (NeMo formula); distributed optimizer (ZeRO 1); fused attention; TP, DP overlap on; CP as ring attention',
+  });
+  if (r.plan.dp !== dp) throw new Error(`${r.id}: DP ${r.plan.dp} against published ${dp}`);
+  return r;
+});
+
+// G. MoE Parallel Folding, "MCore" rows (no folding): BF16, capacity factor 1 (token dropping:
+// every expert computes at most its balanced share, so the expert FLOPs are those of balanced
+// routing). MFU is against 989.5 TFLOP/s with the paper's FLOP count (not stated): assumed
+// Megatron-LM's, the full attention square, so the published metric is MFU x 989.5 model TFLOP/s.
+const folding = [
+  ['mixtral-8x22b', 256, [[128, 46.3]]],
+  ['qwen2-57b-a14b', 256, [[64, 35.3]]],
+  ['mixtral-8x22b', 1024, [[128, 49.4], [256, 48.0], [512, 45.5], [1024, 42.3]]],
+  ['qwen2-57b-a14b', 1024, [[64, 36.2], [128, 36.0], [256, 34.8], [512, 32.5], [1024, 29.8]]],
+].flatMap(([model, gbs, runs]) => runs.map(([gpus, mfu]) => row({
+  id: `folding-${model}-gbs${gbs}-${gpus}gpus`, table: 'G', model, gpus, gbs, mbs: 1, seq: 4096,
+  tp: 2, ep: 4, pp: model === 'mixtral-8x22b' ? 8 : 4, precision: 'bf16',
+  source: 'Liu et al., MoE Parallel Folding (arXiv 2504.14960), Tables 3-4, MCore rows (calibration.md section G)',
+  metric: 'modelTflopsPerGpu', published: +(mfu * 9.895).toFixed(2),
+  assumptions: `MFU ${mfu}% x 989.5 TFLOP/s, counting the full attention square (Megatron-LM convention, assumed); MBS 1, 1F1B (no interleaving), no recomputation, ZeRO 1 assumed (not published); capacity factor 1 written as balanced routing; fused attention; TP and DP overlap on; expert all-to-all not overlapped`,
+})));
+
+// H. Nemotron-4 340B technical report, Table 2: iteration time.
+const nemotron4 = [[768, 1536, 10.3], [1536, 3072, 10.3], [2304, 6144, 8.0]].map(([gbs, gpus, seconds]) => row({
+  id: `nemotron4-340b-${gpus}gpus`, table: 'H', model: 'nemotron-4-340b', gpus, gbs, mbs: 1, seq: 4096, tp: 8, pp: 12, vp: 8, precision: 'bf16',
+  source: 'Nemotron-4 340B technical report (arXiv 2406.11704), Table 2 (calibration.md section H)',
+  metric: 'iterationTimeS', published: seconds,
+  assumptions: 'BF16; virtual stages not published, assumed 8 (one layer per chunk, as NeMo runs Nemotron-340B in section F); MBS 1, no recomputation, ZeRO 1, fused attention, TP and DP overlap on (assumed)',
+}));
+
+const files = [
+  ['megatron-sc21.json', sc21], ['megatron-h100.json', h100], ['korthikanti-2022.json', korthikanti], ['nvidia-fp8-h100.json', fp8],
+  ['megatron-bridge-moe.json', bridgeMoe], ['nemo-h100.json', nemoH100], ['nemo-long-context.json', longContext],
+  ['moe-parallel-folding.json', folding], ['nemotron-4-340b.json', nemotron4],
+];
+let count = 0;
+for (const [file, rows] of files) {
+  fs.writeFileSync(path.join(out, file), JSON.stringify(rows, null, 2) + '\n');
+  count += rows.length;
+}
+console.log(`wrote ${count} calibration rows to ${out}`);

@@ -64,8 +64,13 @@ export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout
   const elementwiseS = (tokens / tp) * stage.layers * model.hidden * CALIBRATION.elementwiseBytesPerHidden / hbm;
   const scoreS = training.flashAttention ? 0
     : (tokens / tp) * stage.layers * model.heads * (training.seqLen / plan.cp) * CALIBRATION.scoreBytesPerElement / hbm;
-  const coreS = coreFlops / flopRate + scoreS;
-  const forwardS = (coreFlops + projectionFlops) / flopRate + elementwiseS + scoreS;
+  // The fused-attention rate (docs/cost-model.md §2) follows the cost model's change after the freeze, as the current code computes it.
+  const attentionRate = training.flashAttention
+    ? tflopsToFlopPerS(site.gpu.peakBf16Tflops) * (efficiency * (CALIBRATION.fusedAttentionPeakEfficiency / CALIBRATION.matmulPeakEfficiency))
+    : flopRate;
+  const attentionS = coreFlops / attentionRate;
+  const coreS = attentionS + scoreS;
+  const forwardS = attentionS + projectionFlops / flopRate + elementwiseS + scoreS;
   const backwardS = 2 * forwardS;
   const recomputeS = plan.recompute === 'full' ? forwardS : plan.recompute === 'selective' && !training.flashAttention ? coreS : 0;
   const gemmS = forwardS + backwardS + recomputeS;

@@ -1,5 +1,6 @@
 /**
- * The calibrated constants (fitted by scripts/fit-calibration.ts, a grid search over all rows at once) of the cost model: one set for every scenario and every row of the
+ * The calibrated constants (fitted by scripts/fit-calibration.ts on all 60 rows at once: the eight
+ * constants of src/calibration/fit.ts FITTED_PARAMETERS) of the cost model: one set for every scenario and every row of the
  * calibration table (docs/calibration.md), no per-row values. Changing any of them must be
  * followed by `npm run calibration` and a look at the errors.
  */
@@ -7,17 +8,19 @@ export const CALIBRATION = {
   /** Best achievable fraction of peak for a large bf16 GEMM. */
   matmulPeakEfficiency: 0.72,
   /** GEMM rows (tokens per GPU per microbatch) at which efficiency is half its best. */
-  matmulHalfRows: 32,
+  matmulHalfRows: 1,
   /** GEMM columns (hidden / tp) at which efficiency is half its best. */
-  matmulHalfColumns: 64,
-  /** Best achievable fraction of the fp8 peak for a large fp8 GEMM (fitted on the six fp8 rows with the bf16 constants fixed). */
-  fp8MatmulPeakEfficiency: 0.53,
+  matmulHalfColumns: 144,
+  /** Best achievable fraction of the fp8 peak for a large fp8 GEMM. */
+  fp8MatmulPeakEfficiency: 0.7605,
+  /** Best achievable fraction of the bf16 peak for a fused attention kernel (flash attention), forward and backward together. */
+  fusedAttentionPeakEfficiency: 0.3283,
   /** Bytes moved per element cast to fp8: read bf16 (2), write fp8 and its transpose (1 + 1), amax fused; set by hand, not fitted. */
   fp8CastBytesPerElement: 4,
   /** Bytes memory-bound kernels (norms, activation functions, residual adds, dropout) move per token per layer per hidden unit, forward. */
-  elementwiseBytesPerHidden: 128,
+  elementwiseBytesPerHidden: 189,
   /** Bytes moved per attention score element (per token, head and key) forward by unfused softmax, mask and dropout. */
-  scoreBytesPerElement: 12,
+  scoreBytesPerElement: 4,
   /** Fraction of NVLink bandwidth a NCCL collective achieves (bus bandwidth / link rate). */
   scaleUpBusEfficiency: 0.8,
   /** Fraction of NIC bandwidth a NCCL collective achieves across nodes. */
@@ -29,7 +32,7 @@ export const CALIBRATION = {
   /** Per ring step latency between nodes of a site, seconds. */
   scaleOutStepLatencyS: 12e-6,
   /** Share of tensor-parallel communication left exposed when it is overlapped with GEMMs. */
-  tpOverlapResidual: 0.3,
+  tpOverlapResidual: 0.2064,
   /** Bytes the Adam step reads and writes per parameter it owns (fp32 master, m, v, grad; bf16 weight). */
   optimizerBytesPerParam: 34,
 } as const;

@@ -45,6 +45,19 @@ export function fp8MatmulEfficiency(rows: number, columns: number): number {
   return matmulEfficiency(rows, columns) * (CALIBRATION.fp8MatmulPeakEfficiency / CALIBRATION.matmulPeakEfficiency);
 }
 
+/**
+ * Fraction of the bf16 peak a fused attention kernel (flash attention) reaches: the same
+ * saturating shape as {@link matmulEfficiency} with its own best value. A fused kernel computes
+ * the softmax between its two matmuls, and its exponentials run on the special-function units
+ * (on H100, 3.9 TFLOP/s of exponentials against 989 of matmul): FlashAttention-3 (Shah et al.
+ * 2024) reaches 75% of the H100 peak forward and 50-60% backward, FlashAttention-2 35-40%
+ * (docs/cost-model.md §2). Without a fused kernel the attention core runs as batched GEMMs at
+ * {@link matmulEfficiency}.
+ */
+export function fusedAttentionEfficiency(rows: number, columns: number): number {
+  return matmulEfficiency(rows, columns) * (CALIBRATION.fusedAttentionPeakEfficiency / CALIBRATION.matmulPeakEfficiency);
+}
+
 /** Tokens one GPU holds per microbatch (sequence split over cp). */
 export const tokensPerGpu = (scenario: Scenario, plan: Pick<PlanSpec, 'microBatchSeqs' | 'cp'>): number =>
   (plan.microBatchSeqs * scenario.training.seqLen) / plan.cp;
@@ -99,10 +112,14 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
   const castS = fp8 ? (tokens / tp) * castElements * CALIBRATION.fp8CastBytesPerElement / hbm / 3 : 0;
   const scoreS = training.flashAttention ? 0
     : (tokens / tp) * stage.layers * model.heads * (training.seqLen / plan.cp) * CALIBRATION.scoreBytesPerElement / hbm;
-  const coreS = flops.attentionCoreFlops / bf16Rate + scoreS;
-  const flopsS = fp8
-    ? flops.linearFlops / linearRate + (flops.gemmFlops - flops.linearFlops + flops.attentionCoreFlops) / bf16Rate
-    : (flops.attentionCoreFlops + flops.gemmFlops) / bf16Rate;
+  const attentionRate = training.flashAttention
+    ? tflopsToFlopPerS(site.gpu.peakBf16Tflops) * fusedAttentionEfficiency(tokens, model.hidden / tp)
+    : bf16Rate;
+  const attentionS = flops.attentionCoreFlops / attentionRate;
+  const coreS = attentionS + scoreS;
+  const flopsS = attentionS + (fp8
+    ? flops.linearFlops / linearRate + (flops.gemmFlops - flops.linearFlops) / bf16Rate
+    : flops.gemmFlops / bf16Rate);
   const forwardS = flopsS + elementwiseS + castS + scoreS;
   const backwardS = 2 * forwardS;
   const recomputeS = plan.recompute === 'full' ? forwardS : plan.recompute === 'selective' && !training.flashAttention ? coreS : 0;

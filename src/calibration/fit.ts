@@ -1,0 +1,126 @@
+/**
+ * Fits the cost model's calibrated constants (src/model/calibration-constants.ts) to the rows of
+ * fixtures/calibration: one constant set for all rows, a robust loss (mean Huber loss of the log
+ * error, so a few rows the model cannot explain do not drag every other row), minimised by a
+ * deterministic coordinate search. Also the leave-one-source-out check: for each published table,
+ * fit on the others and predict it.
+ */
+import { CALIBRATION } from '../model/calibration-constants';
+import { calibrate, median, type CalibrationRow } from './calibration-table';
+
+/** A fitted constant and the range it may take (physically meaningful values only). */
+export interface FittedParameter {
+  readonly key: keyof typeof CALIBRATION;
+  readonly min: number;
+  readonly max: number;
+  /** Round to integers (byte counts, token counts). */
+  readonly integer?: boolean;
+}
+
+/** The constants the fit moves; every other constant (bus efficiencies, latencies, bytes) is set by hand. The score bytes are at least 4: unfused softmax reads and writes each bf16 score once. */
+export const FITTED_PARAMETERS: readonly FittedParameter[] = [
+  { key: 'matmulPeakEfficiency', min: 0.4, max: 0.95 },
+  { key: 'matmulHalfRows', min: 1, max: 1024, integer: true },
+  { key: 'matmulHalfColumns', min: 1, max: 1024, integer: true },
+  { key: 'fp8MatmulPeakEfficiency', min: 0.25, max: 0.95 },
+  { key: 'fusedAttentionPeakEfficiency', min: 0.15, max: 0.95 },
+  { key: 'elementwiseBytesPerHidden', min: 16, max: 512, integer: true },
+  { key: 'scoreBytesPerElement', min: 4, max: 32, integer: true },
+  { key: 'tpOverlapResidual', min: 0, max: 1 },
+];
+
+export type ConstantSet = Readonly<Record<string, number>>;
+
+const mutable = CALIBRATION as unknown as Record<string, number>;
+
+/** The current values of the fitted constants. */
+export const currentConstants = (): ConstantSet =>
+  Object.fromEntries(FITTED_PARAMETERS.map((p) => [p.key, mutable[p.key]!]));
+
+/** Runs `f` with the fitted constants set to `values`, restoring them afterwards. */
+export function withConstants<T>(values: ConstantSet, f: () => T): T {
+  const saved = currentConstants();
+  Object.assign(mutable, values);
+  try {
+    return f();
+  } finally {
+    Object.assign(mutable, saved);
+  }
+}
+
+/** Huber loss of the log error, threshold 10% (quadratic below, linear above). */
+const HUBER_DELTA = 0.1;
+const huber = (x: number): number => (Math.abs(x) <= HUBER_DELTA ? 0.5 * x * x : HUBER_DELTA * (Math.abs(x) - 0.5 * HUBER_DELTA));
+
+/** Mean Huber loss of log(predicted / published) over `rows` with the current constants. */
+export function loss(rows: readonly CalibrationRow[]): number {
+  let sum = 0;
+  for (const row of rows) {
+    const r = calibrate(row);
+    const logError = r.metric === 'iterationTimeS' ? Math.log(r.published / r.predicted) : Math.log(r.predicted / r.published);
+    sum += huber(Number.isFinite(logError) ? logError : 10);
+  }
+  return sum / rows.length;
+}
+
+/**
+ * Coordinate search from `start`: each round tries, for one constant at a time, the current
+ * value scaled by 1 +- step (clamped to its range); steps shrink from 40% to 2.5% when a round
+ * improves nothing. Deterministic.
+ */
+export function fitConstants(rows: readonly CalibrationRow[], start: ConstantSet = currentConstants(), maxRounds = 40): { values: ConstantSet; loss: number } {
+  let values: Record<string, number> = { ...start };
+  let best = withConstants(values, () => loss(rows));
+  let step = 0.4;
+  for (let round = 0; round < maxRounds && step >= 0.025; round++) {
+    let improved = false;
+    for (const p of FITTED_PARAMETERS) {
+      const current = values[p.key]!;
+      const candidates = [current * (1 - step), current * (1 + step), current === 0 ? step / 4 : current];
+      for (const raw of candidates) {
+        let v = Math.min(p.max, Math.max(p.min, raw));
+        v = p.integer ? Math.round(v) : +v.toFixed(4);
+        if (v === current) continue;
+        const trial = { ...values, [p.key]: v };
+        const l = withConstants(trial, () => loss(rows));
+        if (l < best - 1e-12) {
+          best = l;
+          values = trial;
+          improved = true;
+        }
+      }
+    }
+    if (!improved) step /= 2;
+  }
+  return { values, loss: best };
+}
+
+/** Absolute relative errors per row id with the given constants. */
+export const errorsWith = (values: ConstantSet, rows: readonly CalibrationRow[]): Map<string, number> =>
+  withConstants(values, () => new Map(rows.map((row) => [row.id, calibrate(row).relativeError])));
+
+export interface LosoResult {
+  /** Per row: its error when its own table was left out of the fit. */
+  readonly errors: Map<string, number>;
+  /** Per table: the constants fitted without it. */
+  readonly fits: Map<string, ConstantSet>;
+}
+
+/** Leave one source out: for each table, fit on the other tables (starting from `start`), predict it. */
+export function leaveOneSourceOut(rows: readonly CalibrationRow[], start: ConstantSet): LosoResult {
+  const tables = [...new Set(rows.map((r) => r.table))].sort();
+  const errors = new Map<string, number>();
+  const fits = new Map<string, ConstantSet>();
+  for (const table of tables) {
+    const fit = fitConstants(rows.filter((r) => r.table !== table), start);
+    fits.set(table, fit.values);
+    for (const [id, e] of errorsWith(fit.values, rows.filter((r) => r.table === table))) errors.set(id, e);
+  }
+  return { errors, fits };
+}
+
+/** Median and largest absolute value. */
+export const summarise = (errors: Iterable<number>): { median: number; max: number } => {
+  const abs = [...errors].map(Math.abs);
+  return { median: median(abs), max: Math.max(...abs) };
+};
