@@ -57,7 +57,7 @@ async function main(): Promise<void> {
       const started = Date.now();
       const result = await plan(scenario, { timeLimitS: 10, gap: 0.01, backends, concurrentBackends });
       const totalS = (Date.now() - started) / 1000;
-      // Fresh processes vary with the machine's load (the same row 3.2-6.9 s in one session): the median of three, and their range.
+      // Fresh processes vary with the machine's load (the same row 3.2-6.9 s within an hour): the median of three, and their range.
       const colds = [0, 1, 2].map(() => coldCliRun(scenario, index)).sort((a, b) => a.mainS - b.mainS);
       const cold = colds[1]!;
       const exhaustive = exhaustiveSearch(scenario, FULL_SPACE, exhaustiveCapS);

@@ -1,6 +1,6 @@
 // Frozen copy of src/formulation/coefficients.ts at commit da25fb5 (main before the enumeration perf work, after the pipeline-schedule
 // change): the reference the equivalence test (test/candidates-equivalence.test.ts) and bench/enumeration-speed.ts compare against.
-// Session 3 added the same ZB-H1 short-pipeline term as src (LayoutCoefficients.shortPipelineGapS and its use in outerLowerBound).
+// Added the same ZB-H1 short-pipeline term as src (LayoutCoefficients.shortPipelineGapS and its use in outerLowerBound).
 /**
  * Cost-model numbers the placement MIP needs for one outer configuration and data-parallel
  * degree, computed with the cost model's own functions under placement-optimistic assumptions
@@ -26,7 +26,7 @@ export interface LayoutCoefficients {
   readonly maxStepS: number;
   /** Fill/drain bubble, s. */
   readonly bubbleS: number;
-  // Session 3: added to the frozen copy with the same change as src (ZB-H1 short-pipeline gaps in the MIP).
+  // Added to the frozen copy with the same change as src (ZB-H1 short-pipeline gaps in the MIP).
   readonly shortPipelineGapS: number;
   /** Cross-site boundaries along the chain, per link index: count of crossings routed over it. */
   readonly crossingsPerLink: ReadonlyMap<number, number>;
@@ -252,7 +252,7 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
   if (usable && c.siteIncidentBytesPerS.length > 1 && widest > 0 && c.dp > 1) {
     // Every stage has an in-site ring over at least ceil(dp / sites) replicas somewhere; the stage
     // that spans also pays the cross-site phase.
-    // (Session 4) A spanning stage spans with every stage that all layouts place alike, and their
+    // A spanning stage spans with every stage that all layouts place alike, and their
     // hops carry those stages' bytes together.
     let leastSpanExposure = Infinity;
     let inSiteExposure = 0;
@@ -279,10 +279,10 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
  * breakpoint T at which that reaches M bounds every placement's iteration time.
  */
 export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly number[]): number {
-  // (Session 4) No placement covers the batch when dp replicas of the fewest fitting microbatches exceed it.
+  // No placement covers the batch when dp replicas of the fewest fitting microbatches exceed it.
   if (c.dp * Math.min(...c.layouts.flatMap((l) => l.fittingMicrobatches)) > c.totalMicrobatches) return Infinity;
   const gpusPerReplica = c.config.tp * c.config.cp * c.config.pp;
-  // (Session 6) Each replica also waits out its own exposed sync: the spread in-site ring less its layout's windows.
+  // Each replica also waits out its own exposed sync: the spread in-site ring less its layout's windows.
   const ownExposureS = (l: LayoutCoefficients) => Math.max(0, ...c.stages.map((_, j) => exposureOf(c, c.intraSyncSpreadS[j]!, l.backwardWindowS[j]!, l.forwardWindowS[j]!)));
   const fixedS = (l: LayoutCoefficients) => l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS + ownExposureS(l);
   const breakpoints = [...new Set(c.layouts.flatMap((l) => l.fittingMicrobatches.map((k) => k * l.maxStepS + fixedS(l))))].sort((a, b) => a - b);

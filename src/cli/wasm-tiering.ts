@@ -1,6 +1,6 @@
 /**
  * Which of V8's WebAssembly compilers runs HiGHS in this CLI process (docs/benchmarks.md,
- * "Session 8"). V8 first compiles HiGHS's 3.5 MB of WebAssembly with its baseline compiler
+ * planner scaling, and `npm run bench:wasm`). V8 first compiles HiGHS's 3.5 MB of WebAssembly with its baseline compiler
  * (Liftoff), then recompiles every function that gets hot with its optimising one (TurboFan) on
  * background threads. A process that plans one scenario ends before that pays off when it has no
  * spare core for the recompilation: on 2 cores, perf measured 3.2 s of CPU in TurboFan's

@@ -347,8 +347,7 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
  * - the fewest sites that can hold stage j of all dp replicas: a replica with stage j at site s
  *   puts at least the fewest GPUs any such layout puts at s there, since a layout's run of stages
  *   at s around j comes with it (with one cut per replica, a middle stage brings half the
- *   pipeline), so s holds at most G_s / that many of them (fewestHostingSites; until session 7
- *   only "2 when no site can hold them all").
+ *   pipeline), so s holds at most G_s / that many of them (fewestHostingSites).
  * Stages of one class (stageClasses) share their sites, so they span together, and their rings'
  * hops carry the class's bytes together. Every stage with k_j >= 2 pays the cross-site phase: its
  * class's ring sends 2(k_j - 1)/k_j of the class's bytes on each hop (at most the widest link's

@@ -239,9 +239,8 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     if (!Number.isFinite(candidates[j]!.quickBoundS) && candidates[j]!.memoryNeedGiB === undefined) tally(reasons, BATCH_SPLIT_REASON);
   }
   // MIPs: the small ones (milliseconds each) first, for an early incumbent that shrinks the rest
-  // (F0), then in refined-bound order (session 3, measured with two MIP lanes: MoE 4-site 27.7% ->
-  // 20.4%, the others unchanged within noise; in session 2, with one lane and before F10b-F14b,
-  // this order had lost the 4-site 405B row's gap). The greedy placements of the best refined first.
+  // (F0), then in refined-bound order (measured with two MIP lanes: MoE 4-site gap 27.7% -> 20.4%
+  // against bound order alone, the others unchanged within noise). The greedy placements of the best refined first.
   const isLarge = new Map([...refinedCoefficients].map(([i, c]) => [i, c.layouts.reduce((sum, l) => sum + l.fittingMicrobatches.length, 0) > SMALL_MIP_CHOICES]));
   const mipOrder = [...refinedCoefficients.keys()].sort((a, b) => Number(isLarge.get(a)) - Number(isLarge.get(b)) || bounds[a]! - bounds[b]! || a - b);
   const refinedGreedy: PlanSpec[] = [];
