@@ -9,7 +9,7 @@
  * The test below answers only "ruled out" (proven) or "not ruled out" (no claim): a "ruled out"
  * rests on a certificate checked here in plain arithmetic (weak duality, below), so the dense
  * simplex that proposes the prices can only make the test weaker, never wrong. (A branch and
- * bound over integer counts on top of it was measured and dropped: docs/benchmarks.md.)
+ * bound over integer counts on top of it was measured and dropped; the figures are in the git history of docs/benchmarks.md.)
  */
 import { maximizeDenseLp } from './dense-simplex';
 
