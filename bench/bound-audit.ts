@@ -40,8 +40,6 @@ export interface BoundAudit {
   readonly candidates: number;
   readonly mips: number;
   readonly withPlan: boolean;
-  /** Candidates on which each refined bound lifts past the weaker ones (shows the sample exercises them). */
-  readonly binds: { forcedSpanning: number; ringPattern: number; layoutCapacity: number };
   readonly planStatus?: string;
 }
 
@@ -60,8 +58,7 @@ export function parsedOrUndefined(spec: unknown): Scenario | undefined {
 const describeCandidate = (candidate: Candidate) => `${JSON.stringify(candidate.config)} dp ${candidate.dp}`;
 
 export async function auditScenarioBounds(spec: unknown, options: BoundAuditOptions): Promise<BoundAudit> {
-  const binds = { forcedSpanning: 0, ringPattern: 0, layoutCapacity: 0 };
-  const empty = { violations: [], candidates: 0, mips: 0, withPlan: false, binds };
+  const empty = { violations: [], candidates: 0, mips: 0, withPlan: false };
   const scenario = parsedOrUndefined(spec);
   if (scenario === undefined) return { outcome: 'invalid', ...empty };
   const visited: { candidate: Candidate; leastS: number }[] = [];
@@ -78,9 +75,6 @@ export async function auditScenarioBounds(spec: unknown, options: BoundAuditOpti
     if (!Number.isFinite(leastS)) continue;
     const bounds = closedFormBounds(candidate, scenario);
     for (const [name, boundS] of Object.entries(bounds)) above(name, boundS, leastS, describeCandidate(candidate));
-    if (bounds.forcedSpanning > bounds.quick) binds.forcedSpanning++;
-    if (bounds.ringPattern > Math.max(bounds.quick, bounds.forcedSpanning)) binds.ringPattern++;
-    if (bounds.layoutCapacity > bounds.capacity * (1 + TOLERANCE)) binds.layoutCapacity++;
     candidates++;
     if (mips >= options.mipsPerScenario) continue;
     const placement = buildPlacementMip(scenario, candidate.coefficients(), 0);
@@ -100,9 +94,9 @@ export async function auditScenarioBounds(spec: unknown, options: BoundAuditOpti
     // The planner's own check refusing a bound is a bound that would have been wrong.
     if (!(error instanceof InternalCheckError)) throw error;
     violations.push(`plan: ${error.message}`);
-    return { outcome: 'audited', scenario, violations, candidates, mips, binds, withPlan: optimumS !== undefined };
+    return { outcome: 'audited', scenario, violations, candidates, mips, withPlan: optimumS !== undefined };
   }
-  const audit = { outcome: 'audited' as const, scenario, violations, candidates, mips, binds, planStatus: result.status };
+  const audit = { outcome: 'audited' as const, scenario, violations, candidates, mips, planStatus: result.status };
   if (optimumS === undefined) {
     // "No plan fits" is an answer, with its reasons.
     if (result.status !== 'infeasible') violations.push(`plan says ${result.status} where exhaustive search finds no plan`);

@@ -206,8 +206,10 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
   const gpusTotal = scenario.sites.reduce((a, site) => a + site.gpus, 0);
   const peakFlopRate = scenario.sites.reduce((sum, site, s) => sum + usedPerSite[s]! * tflopsToFlopPerS(site.gpu.peakBf16Tflops), 0);
   const modelFlops = modelFlopsPerIteration(scenario.model, scenario.training.seqLen, scenario.training.globalBatchSeqs);
-  const hardwareFlops = groups.reduce((sum, group) => sum + group.replicas * group.microbatches * gpusPerReplicaStage
-    * stages.reduce((perReplica, stage) => perReplica + stageFlops(scenario, plan, stage).hardwareFlops, 0), 0);
+  // Every replica runs the same stages: one replica's FLOPs per microbatch, times all replicas' microbatches.
+  const replicaFlopsPerMicrobatch = stages.reduce((sum, stage) => sum + stageFlops(scenario, plan, stage).hardwareFlops, 0);
+  const microbatchesRun = groups.reduce((sum, group) => sum + group.replicas * group.microbatches, 0);
+  const hardwareFlops = microbatchesRun * gpusPerReplicaStage * replicaFlopsPerMicrobatch;
   const linkLoadsTotal = scenario.links.map((_, i) => Math.max(
     ppLoads[i]!.aToB * m + dp.crossLoads[i]!.aToB,
     ppLoads[i]!.bToA * m + dp.crossLoads[i]!.bToA,
