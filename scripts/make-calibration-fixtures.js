@@ -141,7 +141,7 @@ const MODELS = {
   'deepseek-v3': {
     layers: 61, hidden: 7168, ffnHidden: 18432, heads: 128, kvHeads: 128, vocab: 129280, mlp: 'swiglu',
     attention: { kind: 'mla', qLoraRank: 1536, kvLoraRank: 512, qkNopeHeadDim: 128, qkRopeHeadDim: 64, vHeadDim: 128 },
-    moe: { experts: 256, topK: 8, expertFfnHidden: 2048, sharedExperts: 1, denseLayers: 3 }, mtpLayers: 1,
+    moe: { experts: 256, topK: 8, expertFfnHidden: 2048, sharedExperts: 1, denseLayers: 3, routingGroups: { count: 8, perToken: 4 } }, mtpLayers: 1,
   },
   'nemotron-4-340b': { layers: 96, hidden: 18432, ffnHidden: 73728, heads: 96, kvHeads: 8, vocab: 256000, mlp: 'squared-relu' },
   'gpt3-175b': { layers: 96, hidden: 12288, ffnHidden: 4 * 12288, heads: 96, kvHeads: 96, vocab: 51200, mlp: 'gelu' },
@@ -166,27 +166,45 @@ function row(c) {
       version: 1,
       name: c.id,
       model: { name: c.id, ...MODELS[c.model], tiedEmbeddings: false, dropout: false },
-      training: { seqLen: c.seq, globalBatchSeqs: c.gbs, precision: c.precision, flashAttention: true, overlap: { tensorParallel: true, dataParallel: true } },
+      training: {
+        seqLen: c.seq, globalBatchSeqs: c.gbs, precision: c.precision, flashAttention: true,
+        overlap: { tensorParallel: true, dataParallel: true, expertParallel: c.epOverlap ?? false },
+        expertDispatcher: c.dispatcher ?? 'alltoall',
+      },
       // A job on fewer GPUs than a node (the 4-GPU long-context row) is written as nodes of that many GPUs.
       cluster: { sites: [{ name: 'cluster', gpuType: c.gpuType ?? 'H100-SXM', gpus: c.gpus, gpusPerNode: Math.min(8, c.gpus) }], links: [] },
     },
     plan: {
       tp: c.tp, cp: c.cp ?? 1, ep: c.ep ?? 1, pp: c.pp, dp, microBatchSeqs: c.mbs,
       schedule: (c.vp ?? 1) > 1 ? 'interleaved' : '1f1b', virtualStages: c.vp ?? 1, recompute: c.recompute ?? 'none', zero: c.zero ?? 1,
+      ...(c.layersPerStage ? { placement: { layersPerStage: c.layersPerStage, replicaGroups: [{ replicas: dp, stageSites: [{ site: 'cluster', stages: c.pp }] }] } } : {}),
     },
   };
 }
 
 const BRIDGE = 'NVIDIA-NeMo/Megatron-Bridge docs/performance-summary(-archive).md (calibration.md section E)';
+// Dispatcher, all-to-all overlap and pipeline layout from the recipes these rows ran
+// (Megatron-Bridge scripts/performance/configs: QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1 and
+// DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2), as calibration.md section E directs.
 const bridgeMoe = [
-  { id: 'fp8-bridge-26.04.01-qwen3-30b-a3b-ep16', model: 'qwen3-30b-a3b', gpus: 16, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 1, ep: 16, published: 8960 },
-  { id: 'fp8-bridge-26.02.01-qwen3-30b-a3b-pp2', model: 'qwen3-30b-a3b', gpus: 16, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 12, ep: 8, published: 9058 },
-  { id: 'fp8-bridge-26.04.01-deepseek-v3-b200', model: 'deepseek-v3', gpuType: 'B200', gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 2, ep: 32, published: 3328 },
+  {
+    id: 'fp8-bridge-26.04.01-qwen3-30b-a3b-ep16', model: 'qwen3-30b-a3b', gpus: 16, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 1, ep: 16, published: 8960,
+    dispatcher: 'hybridep', epOverlap: false, recipe: 'recipe QWEN3_30B_A3B H100 FP8_CS: HybridEP dispatcher, all-to-all not overlapped',
+  },
+  {
+    id: 'fp8-bridge-26.02.01-qwen3-30b-a3b-pp2', model: 'qwen3-30b-a3b', gpus: 16, gbs: 1024, mbs: 1, seq: 4096, tp: 1, pp: 2, vp: 12, ep: 8, published: 9058,
+    recipe: 'this release\'s recipe not in the current repository: all-to-all dispatcher and no overlap assumed (EP 8 stays inside one node either way)',
+  },
+  {
+    id: 'fp8-bridge-26.04.01-deepseek-v3-b200', model: 'deepseek-v3', gpuType: 'B200', gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 2, ep: 32, published: 3328,
+    dispatcher: 'deepep', epOverlap: true, layersPerStage: [8, 8, 8, 8, 8, 8, 8, 5],
+    recipe: 'recipe DEEPSEEK_V3 B200 FP8_MX_V2: DeepEP dispatcher, all-to-all overlap on; pipeline layout Et*4|(t*4|)*14tmL (chunks of 4 layers, the embedding on the first, one layer with the MTP module and the loss on the last: stages of 8 layers, the last 5); its selective recomputation of the MLA up-projections and MLPs is not modelled (written as none)',
+  },
 ].map((c) => row({
   ...c, table: 'E', source: BRIDGE, metric: 'tokensPerSecondPerGpu', precision: 'fp8',
   assumptions: `${c.gpuType === 'B200' ? 'MXFP8 written as fp8 (B200 dense fp8 peak); ' : 'FP8; '}token-dropless with force-balanced routing (every expert gets topK/experts of the tokens); `
-    + 'recomputation not published, assumed none; distributed optimizer (ZeRO 1); fused attention; TP and DP overlap on; expert all-to-all not overlapped (the model has no EP overlap)'
-    + (c.model === 'deepseek-v3' ? '; 61 layers split as evenly as the default placement does over 16 chunks (the recipe\'s custom pipeline layout not published in the table); the MTP module on the last stage' : ''),
+    + `${c.recipe}; `
+    + (c.model === 'deepseek-v3' ? 'distributed optimizer (ZeRO 1); fused attention; TP and DP overlap on' : 'recomputation not published, assumed none; distributed optimizer (ZeRO 1); fused attention; TP and DP overlap on'),
 }));
 
 const NEMO = 'NVIDIA/NeMo docs/source/performance/performance_summary.md 24.07, DGX H100 (calibration.md section F)';

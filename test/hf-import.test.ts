@@ -147,11 +147,12 @@ describe('import-model: what each family maps to', () => {
   it('reads multi-head latent attention, first dense layers and MTP (DeepSeek-V3, Kimi-K2)', () => {
     expect(imported('DeepSeek-V3')).toMatchObject({
       attention: { kind: 'mla', qLoraRank: 1536, kvLoraRank: 512, qkNopeHeadDim: 128, qkRopeHeadDim: 64, vHeadDim: 128 },
-      moe: { experts: 256, topK: 8, expertFfnHidden: 2048, sharedExperts: 1, denseLayers: 3 },
+      moe: { experts: 256, topK: 8, expertFfnHidden: 2048, sharedExperts: 1, denseLayers: 3, routingGroups: { count: 8, perToken: 4 } },
       mtpLayers: 1,
     });
     const kimi = imported('Kimi-K2-Instruct');
     expect(kimi).toMatchObject({ heads: 64, moe: { experts: 384, denseLayers: 1 } });
+    expect(kimi.moe).not.toHaveProperty('routingGroups'); // n_group 1: routing is not group-limited
     expect(kimi).not.toHaveProperty('mtpLayers');
   });
 

@@ -6,12 +6,13 @@
  * communication (docs/cost-model.md §2-3).
  */
 import { CALIBRATION } from '../../src/model/calibration-constants';
-import { allReduceS, allToAllS, scaleOutTier, tierForGroup } from '../../src/model/network';
+import { dispatchBytes, dispatchS, expertGroupShape } from '../../src/model/expert-dispatch';
+import { allReduceS, scaleOutTier, tierForGroup } from '../../src/model/network';
 import type { StageLayout } from './placement';
 import type { PlanSpec } from '../../src/model/plan-schema';
 import type { Scenario, Site } from '../../src/model/scenario';
 import {
-  attentionCoreFlopsPerToken, attentionProjectionFlopsPerToken, logitFlopsPerToken, mlpFlopsPerToken,
+  attentionCoreFlopsPerToken, attentionProjectionFlopsPerToken, expertParams, logitFlopsPerToken, mlpFlopsPerToken,
 } from '../../src/model/transformer';
 import { BF16_BYTES, gBpsToBytesPerS, tflopsToFlopPerS } from '../../src/model/units';
 
@@ -70,7 +71,14 @@ export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout
     : flopRate;
   const attentionS = coreFlops / attentionRate;
   const coreS = attentionS + scoreS;
-  const forwardS = attentionS + projectionFlops / flopRate + elementwiseS + scoreS;
+  // The MoE terms (routed experts' grouped GEMMs at their own size, token permutation, per-expert
+  // kernels; docs/cost-model.md §3, EP) follow the cost model's change after the freeze, written out here.
+  const moe = model.moe;
+  const routedFlops = moe ? 2 * moe.topK * expertParams(model) * stage.moeLayers * tokens / tp : 0;
+  const expertRate = moe ? peak * matmulEfficiency((plan.ep * tokens * moe.topK) / moe.experts, moe.expertFfnHidden / tp) : flopRate;
+  const permuteS = moe ? (tokens / tp) * stage.moeLayers * moe.topK * model.hidden * (2 * 2 * BF16_BYTES) / hbm : 0;
+  const expertKernelS = moe ? stage.moeLayers * (moe.experts / plan.ep) * CALIBRATION.expertKernelOverheadUs * 1e-6 : 0;
+  const forwardS = attentionS + (projectionFlops - routedFlops) / flopRate + routedFlops / expertRate + elementwiseS + permuteS + expertKernelS + 0 + scoreS;
   const backwardS = 2 * forwardS;
   const recomputeS = plan.recompute === 'full' ? forwardS : plan.recompute === 'selective' && !training.flashAttention ? coreS : 0;
   const gemmS = forwardS + backwardS + recomputeS;
@@ -89,12 +97,14 @@ export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout
   const cpS = plan.cp > 1 ? stage.layers * 3 * (plan.cp - 1) * (kvBytes / cpTier.bytesPerS + cpTier.stepLatencyS) : 0;
   const cpExposedS = Math.max(0, cpS - 3 * coreS);
 
-  // Expert parallel: dispatch and combine all-to-all forward and backward per MoE layer.
+  // Expert parallel: dispatch and combine forward and backward per MoE layer, on NVLink and the NIC at once (the current model's).
   let epExposedS = 0;
   if (plan.ep > 1 && stage.moeLayers > 0 && model.moe) {
-    const a2aBytes = (tokens * model.moe.topK * model.hidden * BF16_BYTES) / tp;
+    const shape = expertGroupShape(site, plan.ep, tp);
+    const bytes = dispatchBytes(model, shape, plan.ep, tokens / tp, training.expertDispatcher);
     const a2aCount = (4 + (plan.recompute === 'full' ? 2 : 0)) * stage.moeLayers;
-    epExposedS = a2aCount * allToAllS(a2aBytes, plan.ep, tierForGroup(site, plan.ep * tp, spansPods));
+    const epS = a2aCount * dispatchS(site, shape, tp, bytes, spansPods);
+    epExposedS = training.overlap.expertParallel ? Math.max(epS - gemmS, epS * CALIBRATION.tpOverlapResidual) : epS;
   }
 
   // Pipeline sends to the neighbouring stage inside the site: activations forward, gradients backward, per chunk.

@@ -10,17 +10,17 @@ export const CALIBRATION = {
   /** GEMM rows (tokens per GPU per microbatch) at which efficiency is half its best. */
   matmulHalfRows: 1,
   /** GEMM columns (hidden / tp) at which efficiency is half its best. */
-  matmulHalfColumns: 144,
+  matmulHalfColumns: 84,
   /** Best achievable fraction of the fp8 peak for a large fp8 GEMM. */
-  fp8MatmulPeakEfficiency: 0.7605,
+  fp8MatmulPeakEfficiency: 0.7225,
   /** Best achievable fraction of the bf16 peak for a fused attention kernel (flash attention), forward and backward together. */
-  fusedAttentionPeakEfficiency: 0.3283,
+  fusedAttentionPeakEfficiency: 0.3041,
   /** Bytes moved per element cast to fp8: read bf16 (2), write fp8 and its transpose (1 + 1), amax fused; set by hand, not fitted. */
   fp8CastBytesPerElement: 4,
   /** Bytes memory-bound kernels (norms, activation functions, residual adds, dropout) move per token per layer per hidden unit, forward. */
-  elementwiseBytesPerHidden: 189,
+  elementwiseBytesPerHidden: 150,
   /** Bytes moved per attention score element (per token, head and key) forward by unfused softmax, mask and dropout. */
-  scoreBytesPerElement: 4,
+  scoreBytesPerElement: 8,
   /** Fraction of NVLink bandwidth a NCCL collective achieves (bus bandwidth / link rate). */
   scaleUpBusEfficiency: 0.8,
   /** Fraction of NIC bandwidth a NCCL collective achieves across nodes. */
@@ -31,8 +31,14 @@ export const CALIBRATION = {
   scaleUpStepLatencyS: 5e-6,
   /** Per ring step latency between nodes of a site, seconds. */
   scaleOutStepLatencyS: 12e-6,
+  /**
+   * Fixed forward microseconds per local routed expert per MoE layer and microbatch (backward twice
+   * that): the per-expert kernels of a grouped expert MLP (quantisation, GEMM tails, activation)
+   * that do not shrink with the expert's tokens.
+   */
+  expertKernelOverheadUs: 65,
   /** Share of tensor-parallel communication left exposed when it is overlapped with GEMMs. */
-  tpOverlapResidual: 0.2064,
+  tpOverlapResidual: 0.3832,
   /** Bytes the Adam step reads and writes per parameter it owns (fp32 master, m, v, grad; bf16 weight). */
   optimizerBytesPerParam: 34,
 } as const;

@@ -228,6 +228,10 @@ function mapDeepSeek(read: Reader, model: ImportedModel): void {
       sharedExperts: read.int('n_shared_experts', 0),
       denseLayers: read.int('first_k_dense_replace', 0),
     };
+    // Group-limited routing (topk_method noaux_tc / group_limited_greedy): only when it limits anything.
+    const groups = read.int('n_group', 1);
+    const perToken = read.int('topk_group', groups);
+    if (groups > 1 && perToken < groups) model.moe.routingGroups = { count: groups, perToken };
   }
   const mtpLayers = read.int('num_nextn_predict_layers', 0);
   if (mtpLayers > 0) model.mtpLayers = mtpLayers;

@@ -18,6 +18,10 @@ export const positiveNumber = (what: string, max = 1e12) =>
     .positive({ error: 'must be a positive number' })
     .max(max, { error: `must be at most ${max}` });
 
+/** MoE token dispatchers (Megatron --moe-token-dispatcher-type alltoall, or flex with a DeepEP / HybridEP backend). */
+export const EXPERT_DISPATCHERS = ['alltoall', 'deepep', 'hybridep'] as const;
+export type ExpertDispatcher = (typeof EXPERT_DISPATCHERS)[number];
+
 export const moeSchema = z.strictObject({
   experts: positiveInt('routed experts per MoE layer', 1e6).describe('Routed experts per MoE layer.'),
   topK: positiveInt('experts each token is routed to', 1e6).describe('Routed experts each token visits.'),
@@ -25,6 +29,11 @@ export const moeSchema = z.strictObject({
   sharedExperts: z.number().int().min(0).max(1024).default(0).describe('Always-active shared experts.'),
   denseLayers: z.number().int().min(0).max(100000).default(0)
     .describe('Leading layers with a dense MLP of width model.ffnHidden instead of experts.'),
+  routingGroups: z.strictObject({
+    count: positiveInt('expert groups', 1e6).describe('Groups the routed experts are split into (Hugging Face n_group).'),
+    perToken: positiveInt('groups each token may use', 1e6).describe('Groups a token picks its experts from (topk_group).'),
+  }).optional()
+    .describe('Group-limited routing (DeepSeek-V3: 8 groups, 4 per token, so a token reaches at most 4 nodes); absent: any expert.'),
 }).describe('Mixture-of-experts MLP; absent for dense models.');
 
 export const mlaSchema = z.strictObject({
@@ -74,7 +83,11 @@ export const trainingSchema = z.strictObject({
   overlap: z.strictObject({
     tensorParallel: z.boolean().default(true).describe('TP collectives overlapped with GEMMs (Megatron --tp-comm-overlap, async TP).'),
     dataParallel: z.boolean().default(true).describe('Gradient reduce overlapped with backward, parameter gather with forward.'),
-  }).default({ tensorParallel: true, dataParallel: true }),
+    expertParallel: z.boolean().default(false)
+      .describe("Expert all-to-all overlapped with another microbatch's compute (Megatron --overlap-moe-expert-parallel-comm, DualPipe)."),
+  }).default({ tensorParallel: true, dataParallel: true, expertParallel: false }),
+  expertDispatcher: z.enum(EXPERT_DISPATCHERS).default('alltoall')
+    .describe('MoE token dispatcher: alltoall (NCCL all-to-all, every routed copy travels) or deepep / hybridep (one copy per destination node over the NIC, forwarded over NVLink).'),
 }).describe('Batch and numerics of one training iteration.');
 
 export const customGpuSchema = z.strictObject({

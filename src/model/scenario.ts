@@ -140,6 +140,19 @@ export function checkModelSpec(model: ModelSpec, issues: InputIssue[]): void {
     if (model.moe.denseLayers >= model.layers) {
       issues.push({ path: 'model.moe.denseLayers', message: `${model.moe.denseLayers} dense layers leave no MoE layer out of ${model.layers}` });
     }
+    checkRoutingGroups(model.moe, issues);
+  }
+}
+
+function checkRoutingGroups(moe: NonNullable<ModelSpec['moe']>, issues: InputIssue[]): void {
+  const groups = moe.routingGroups;
+  if (groups === undefined) return;
+  if (moe.experts % groups.count !== 0) {
+    issues.push({ path: 'model.moe.routingGroups.count', message: `${groups.count} groups do not divide ${moe.experts} experts` });
+  } else if (groups.perToken > groups.count) {
+    issues.push({ path: 'model.moe.routingGroups.perToken', message: `${groups.perToken} groups per token exceed ${groups.count} groups` });
+  } else if (groups.perToken * (moe.experts / groups.count) < moe.topK) {
+    issues.push({ path: 'model.moe.routingGroups.perToken', message: `${groups.perToken} groups of ${moe.experts / groups.count} experts cannot hold topK ${moe.topK}` });
   }
 }
 

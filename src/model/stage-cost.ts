@@ -4,14 +4,22 @@
  * communication (docs/cost-model.md §2-3).
  */
 import { CALIBRATION } from './calibration-constants';
-import { allReduceS, allToAllS, scaleOutTier, tierForGroup } from './network';
+import { dispatchBytes, dispatchS, expertGroupShape } from './expert-dispatch';
+import { allReduceS, scaleOutTier, tierForGroup } from './network';
 import type { StageLayout } from './placement';
 import type { PlanSpec } from './plan-schema';
 import type { Scenario, Site } from './scenario';
 import {
-  attentionCoreFlopsPerToken, attentionProjectionFlopsPerToken, fp8CastElementsPerToken, logitFlopsPerToken, mlpFlopsPerToken, routerFlopsPerToken,
+  attentionCoreFlopsPerToken, attentionProjectionFlopsPerToken, expertParams, fp8CastElementsPerToken, logitFlopsPerToken, mlpFlopsPerToken,
+  routerFlopsPerToken,
 } from './transformer';
 import { BF16_BYTES, gBpsToBytesPerS, tflopsToFlopPerS } from './units';
+
+/**
+ * Bytes HBM moves per routed token copy and hidden unit in one MoE layer's forward: the
+ * permutation into expert order and the unpermutation back each read and write a bf16 element.
+ */
+export const MOE_PERMUTE_BYTES_PER_ELEMENT = 2 * 2 * BF16_BYTES;
 
 /** Per-microbatch times of a stage on a site, seconds. */
 export interface StageTime {
@@ -71,6 +79,8 @@ export interface StageFlops {
   readonly gemmFlops: number;
   /** The part of gemmFlops that runs in fp8 when training.precision is fp8: the linear layers (not the router or logits). */
   readonly linearFlops: number;
+  /** The part of linearFlops in the routed experts' grouped GEMMs (their own matrix sizes). */
+  readonly routedExpertFlops: number;
   /** Attention scores and context, bf16: the causal half with a fused kernel, the full square without. */
   readonly attentionCoreFlops: number;
   /** What the GPU executes per microbatch: 3 x forward plus recomputation (full: a forward; selective without a fused kernel: the attention core). */
@@ -88,9 +98,10 @@ export function stageFlops(scenario: Scenario, plan: StageTimePlan, stage: Stage
     + mlpFlopsPerToken(model, true) * stage.moeLayers
     + (stage.hasOutputLayer ? logitFlopsPerToken(model) : 0)) * tokens / plan.tp;
   const bf16Only = (routerFlopsPerToken(model) * stage.moeLayers + (stage.hasOutputLayer ? logitFlopsPerToken(model) : 0)) * tokens / plan.tp;
+  const routedExpertFlops = model.moe ? 2 * model.moe.topK * expertParams(model) * stage.moeLayers * tokens / plan.tp : 0;
   const forward = attentionCoreFlops + gemmFlops;
   const recompute = plan.recompute === 'full' ? forward : plan.recompute === 'selective' && !training.flashAttention ? attentionCoreFlops : 0;
-  return { gemmFlops, linearFlops: gemmFlops - bf16Only, attentionCoreFlops, hardwareFlops: 3 * forward + recompute };
+  return { gemmFlops, linearFlops: gemmFlops - bf16Only, routedExpertFlops, attentionCoreFlops, hardwareFlops: 3 * forward + recompute };
 }
 
 /** Computes the per-microbatch time of `stage` on `site` under `plan`. */
@@ -102,11 +113,21 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
   // fp8 (Transformer Engine): only the linear layers' GEMMs run in fp8, at the fp8 peak times
   // their own efficiency; attention, the logits layer and the router stay bf16 (docs/cost-model.md §2).
   const fp8 = training.precision === 'fp8' && site.gpu.peakFp8Tflops !== undefined;
-  const linearRate = fp8 ? tflopsToFlopPerS(site.gpu.peakFp8Tflops!) * fp8MatmulEfficiency(tokens, model.hidden / tp) : bf16Rate;
+  const linearPeak = tflopsToFlopPerS(fp8 ? site.gpu.peakFp8Tflops! : site.gpu.peakBf16Tflops);
+  const linearEfficiency = fp8 ? fp8MatmulEfficiency : matmulEfficiency;
+  const linearRate = linearPeak * linearEfficiency(tokens, model.hidden / tp);
+  // Routed experts run as grouped GEMMs of their own size: the rows one local expert receives
+  // (balanced routing: ep x tokens x topK / experts) by the expert FFN width per tp rank.
+  const expertRows = model.moe ? (plan.ep * tokens * model.moe.topK) / model.moe.experts : 1;
+  const expertRate = model.moe ? linearPeak * linearEfficiency(expertRows, model.moe.expertFfnHidden / tp) : linearRate;
   const flops = stageFlops(scenario, plan, stage);
   // Memory-bound kernels (norms, activations, residuals, dropout; softmax over the score matrix without a fused kernel).
   const hbm = gBpsToBytesPerS(site.gpu.hbmGBps);
   const elementwiseS = (tokens / tp) * stage.layers * model.hidden * CALIBRATION.elementwiseBytesPerHidden / hbm;
+  // MoE token permutation: every routed copy is gathered into expert order and scattered back
+  // (read and write, bf16, twice per layer forward: MOE_PERMUTE_BYTES_PER_ELEMENT).
+  const permuteS = model.moe ? (tokens / tp) * stage.moeLayers * model.moe.topK * model.hidden * MOE_PERMUTE_BYTES_PER_ELEMENT / hbm : 0;
+  const expertKernelS = model.moe ? stage.moeLayers * (model.moe.experts / plan.ep) * CALIBRATION.expertKernelOverheadUs * 1e-6 : 0;
   // fp8 casts of the GEMM operands, forward and backward together; a third is charged to the forward (backward = 2 x forward).
   const castElements = fp8CastElementsPerToken(model, false) * (stage.layers - stage.moeLayers) + fp8CastElementsPerToken(model, true) * stage.moeLayers;
   const castS = fp8 ? (tokens / tp) * castElements * CALIBRATION.fp8CastBytesPerElement / hbm / 3 : 0;
@@ -118,9 +139,10 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
   const attentionS = flops.attentionCoreFlops / attentionRate;
   const coreS = attentionS + scoreS;
   const flopsS = attentionS + (fp8
-    ? flops.linearFlops / linearRate + (flops.gemmFlops - flops.linearFlops) / bf16Rate
-    : flops.gemmFlops / bf16Rate);
-  const forwardS = flopsS + elementwiseS + castS + scoreS;
+    ? (flops.linearFlops - flops.routedExpertFlops) / linearRate + (flops.gemmFlops - flops.linearFlops) / bf16Rate
+    : (flops.gemmFlops - flops.routedExpertFlops) / bf16Rate)
+    + flops.routedExpertFlops / expertRate;
+  const forwardS = flopsS + elementwiseS + permuteS + expertKernelS + castS + scoreS;
   const backwardS = 2 * forwardS;
   const recomputeS = plan.recompute === 'full' ? forwardS : plan.recompute === 'selective' && !training.flashAttention ? coreS : 0;
   const gemmS = forwardS + backwardS + recomputeS;
@@ -139,12 +161,16 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
   const cpS = plan.cp > 1 ? stage.layers * 3 * (plan.cp - 1) * (kvBytes / cpTier.bytesPerS + cpTier.stepLatencyS) : 0;
   const cpExposedS = Math.max(0, cpS - 3 * coreS);
 
-  // Expert parallel: dispatch and combine all-to-all forward and backward per MoE layer.
+  // Expert parallel: dispatch and combine forward and backward per MoE layer, on NVLink and the NIC at once.
   let epExposedS = 0;
   if (plan.ep > 1 && stage.moeLayers > 0 && model.moe) {
-    const a2aBytes = (tokens * model.moe.topK * model.hidden * BF16_BYTES) / tp;
+    const shape = expertGroupShape(site, plan.ep, tp);
+    const bytes = dispatchBytes(model, shape, plan.ep, tokens / tp, training.expertDispatcher);
     const a2aCount = (4 + (plan.recompute === 'full' ? 2 : 0)) * stage.moeLayers;
-    epExposedS = a2aCount * allToAllS(a2aBytes, plan.ep, tierForGroup(site, plan.ep * tp, spansPods));
+    const epS = a2aCount * dispatchS(site, shape, tp, bytes, spansPods);
+    // Overlapped with another microbatch's compute (Megatron's 1F1B all-to-all overlap, DualPipe):
+    // the same exposure rule as tensor-parallel overlap.
+    epExposedS = training.overlap.expertParallel ? Math.max(epS - gemmS, epS * CALIBRATION.tpOverlapResidual) : epS;
   }
 
   // Pipeline sends to the neighbouring stage inside the site: activations forward, gradients backward, per chunk.
