@@ -12,7 +12,7 @@ import { SCHEDULES } from '../src/model/plan-schema';
 import type { StageTimePlan } from '../src/model/stage-cost';
 import { loadFixture } from './helpers/fixtures';
 
-const base: ParallelConfig = { tp: 2, cp: 1, ep: 1, pp: 2, microBatchSeqs: 1, schedule: 'interleaved', virtualStages: 2, recompute: 'none', zero: 1 };
+const base: ParallelConfig = { tp: 2, cp: 1, ep: 1, expertTp: 2, pp: 2, microBatchSeqs: 1, schedule: 'interleaved', virtualStages: 2, recompute: 'none', zero: 1 };
 
 /** `value` with one field changed to another valid value. */
 function differingIn(value: ParallelConfig, field: keyof ParallelConfig): ParallelConfig {
@@ -59,11 +59,11 @@ describe('cache keys', () => {
   it('the compiler rejects a key list that leaves out a field of the input type', () => {
     // Each line compiles only because of its @ts-expect-error: ts-jest fails this file if a line stops being an error.
     // @ts-expect-error 'recompute' is left out
-    fieldKey<StageTimePlan>()(['tp', 'cp', 'ep', 'pp', 'virtualStages', 'microBatchSeqs']);
+    fieldKey<StageTimePlan>()(['tp', 'cp', 'ep', 'expertTp', 'pp', 'virtualStages', 'microBatchSeqs']);
     // @ts-expect-error a field added to the type later ('precision') is not in today's list
-    fieldKey<StageTimePlan & { readonly precision: 'bf16' | 'fp8' }>()(['tp', 'cp', 'ep', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute']);
+    fieldKey<StageTimePlan & { readonly precision: 'bf16' | 'fp8' }>()(['tp', 'cp', 'ep', 'expertTp', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute']);
     // @ts-expect-error 'dp' is not a field of the type
-    fieldKey<StageTimePlan>()(['tp', 'cp', 'ep', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute', 'dp']);
-    expect(fieldKey<StageTimePlan>()(['tp', 'cp', 'ep', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute']).fields).toEqual(stageTimeKey.fields);
+    fieldKey<StageTimePlan>()(['tp', 'cp', 'ep', 'expertTp', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute', 'dp']);
+    expect(fieldKey<StageTimePlan>()(['tp', 'cp', 'ep', 'expertTp', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute']).fields).toEqual(stageTimeKey.fields);
   });
 });

@@ -71,7 +71,7 @@ describe('placement polish on small scenarios, against exhaustive search', () =>
 describe('placement polish on the 4-site MoE bench row', () => {
   it('moves the MIP\'s four-site stage rings to two sites each (6.15 s -> 5.67 s in the cost model)', () => {
     const scenario = scenarioFor(ROWS.find((r) => r.model === 'DeepSeek-V3 (MoE)' && r.sites.length === 4)!);
-    const candidate = enumerateCandidates(scenario, FULL_SPACE).find((x) => x.dp === 128 && x.config.tp === 4 && x.config.ep === 2 && x.config.pp === 32
+    const candidate = enumerateCandidates(scenario, FULL_SPACE).find((x) => x.dp === 128 && x.config.tp === 4 && x.config.ep === 2 && x.config.expertTp === 4 && x.config.pp === 32
       && x.config.microBatchSeqs === 1 && x.config.schedule === 'zb-h1' && x.config.recompute === 'none' && x.config.zero === 1)!;
     const c = candidate.coefficients();
     const layout = (id: string) => c.layouts.find((l) => l.layout.id === id)!;

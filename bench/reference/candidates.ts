@@ -72,7 +72,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
     };
     const largestMemoryGiB = Math.max(...[...usableSites].map((s) => scenario.sites[s]!.gpu.memoryGiB));
     for (const dp of dataParallelDegrees(totalMicrobatches, replicas)) {
-      if ((dp * config.cp) % config.ep !== 0) continue; // experts are sharded over data-parallel ranks
+      if ((config.tp * dp * config.cp) % (config.ep * config.expertTp) !== 0) continue; // experts are sharded over tp x cp x dp ranks (MoE Parallel Folding, after the freeze)
       const k = busiestReplicaMicrobatches(totalMicrobatches, dp, fewestMicrobatches(config));
       // A stage that does not fit the largest GPU even with one microbatch in flight rules (config, dp) out.
       const plan = { ...config, dp };

@@ -187,7 +187,7 @@ export function computeCoefficients(
   const optimizerS = Math.max(...stages.map((stage) => {
     const params = stageParams(scenario, plan, stage);
     const shards = config.zero >= 1 ? dp * config.cp : 1;
-    const owned = params.dense / shards + params.expert / Math.max(1, shards / config.ep);
+    const owned = params.dense / shards + params.expert / Math.max(1, config.zero >= 1 ? (config.tp * config.cp * dp) / (config.ep * config.expertTp) : 1);
     const fastestHbm = Math.max(...scenario.sites.map((s) => s.gpu.hbmGBps));
     return (owned * CALIBRATION.optimizerBytesPerParam) / gBpsToBytesPerS(fastestHbm);
   }));

@@ -36,7 +36,7 @@ export function stageParams(scenario: Scenario, plan: PlanSpec, stage: StageLayo
   let dense = stage.layers * (attentionParams(model) + norms) + denseLayers * denseMlpParams(model) + stage.moeLayers * moe.replicated;
   if (stage.hasEmbedding) dense += embeddingParams(model);
   if (stage.hasOutputLayer && !(model.tiedEmbeddings && stage.hasEmbedding)) dense += embeddingParams(model);
-  return { dense: dense / plan.tp, expert: (stage.moeLayers * moe.routed) / (plan.tp * plan.ep) };
+  return { dense: dense / plan.tp, expert: (stage.moeLayers * moe.routed) / ((plan.expertTp ?? plan.tp) * plan.ep) };
 }
 
 /**
@@ -63,7 +63,7 @@ export function stageMemory(scenario: Scenario, plan: PlanSpec, stage: StageLayo
   const vocab = vocabParams / plan.tp;
   const layerDense = params.dense - vocab;
   const denseShards = plan.dp * plan.cp;
-  const expertShards = Math.max(1, denseShards / plan.ep);
+  const expertShards = Math.max(1, (plan.tp * plan.cp * plan.dp) / (plan.ep * (plan.expertTp ?? plan.tp)));
   const sharded = (dense: number, expert: number, bytesPerParam: number, enabled: boolean) =>
     bytesPerParam * (dense / (enabled ? denseShards : 1) + expert / (enabled ? expertShards : 1));
   const layerParams = params.dense - vocab + params.expert;
@@ -73,7 +73,7 @@ export function stageMemory(scenario: Scenario, plan: PlanSpec, stage: StageLayo
   const fp8 = training.precision === 'fp8';
   const denseLayers = stage.layers - stage.moeLayers;
   const fp8Dense = fp8 ? (denseLayers * fp8LinearParams(model, false).replicated + stage.moeLayers * fp8LinearParams(model, true).replicated) / plan.tp : 0;
-  const fp8Expert = fp8 ? (stage.moeLayers * fp8LinearParams(model, true).routed) / (plan.tp * plan.ep) : 0;
+  const fp8Expert = fp8 ? (stage.moeLayers * fp8LinearParams(model, true).routed) / ((plan.expertTp ?? plan.tp) * plan.ep) : 0;
 
   const tokens = tokensPerGpu(scenario, plan);
   const tp = plan.tp;

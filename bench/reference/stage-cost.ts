@@ -75,7 +75,9 @@ export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout
   // kernels; docs/cost-model.md §3, EP) follow the cost model's change after the freeze, written out here.
   const moe = model.moe;
   const routedFlops = moe ? 2 * moe.topK * expertParams(model) * stage.moeLayers * tokens / tp : 0;
-  const expertRate = moe ? peak * matmulEfficiency((plan.ep * tokens * moe.topK) / moe.experts, moe.expertFfnHidden / tp) : flopRate;
+  const expertTp = plan.expertTp ?? tp;
+  const expertRows = moe ? (plan.ep * (expertTp === tp ? tokens : (expertTp * tokens) / tp) * moe.topK) / moe.experts : 1;
+  const expertRate = moe ? peak * matmulEfficiency(expertRows, moe.expertFfnHidden / expertTp) : flopRate;
   const permuteS = moe ? (tokens / tp) * stage.moeLayers * moe.topK * model.hidden * (2 * 2 * BF16_BYTES) / hbm : 0;
   const expertKernelS = moe ? stage.moeLayers * (moe.experts / plan.ep) * CALIBRATION.expertKernelOverheadUs * 1e-6 : 0;
   const forwardS = attentionS + (projectionFlops - routedFlops) / flopRate + routedFlops / expertRate + elementwiseS + permuteS + expertKernelS + 0 + scoreS;
@@ -88,7 +90,10 @@ export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout
   const tpBytes = tokens * model.hidden * BF16_BYTES;
   const spansPods = sitesUsedGpus > site.podGpus;
   const tpTier = tierForGroup(site, tp, spansPods);
-  const tpS = tpCollectives * allReduceS(tpBytes, tp, tpTier);
+  const tpS = expertTp === tp || stage.moeLayers === 0 ? tpCollectives * allReduceS(tpBytes, tp, tpTier)
+    : (tpCollectives / 2) * allReduceS(tpBytes, tp, tpTier)
+      + ((tpCollectives / 2) / stage.layers) * ((stage.layers - stage.moeLayers) * allReduceS(tpBytes, tp, tpTier)
+        + stage.moeLayers * allReduceS(tpBytes, expertTp, tierForGroup(site, expertTp, spansPods)));
   const tpExposedS = training.overlap.tensorParallel ? Math.max(tpS - gemmS, tpS * CALIBRATION.tpOverlapResidual) : tpS;
 
   // Context parallel (ring attention): c-1 exchanges of the local K,V forward, twice that backward, hidden behind attention.
@@ -100,7 +105,7 @@ export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout
   // Expert parallel: dispatch and combine forward and backward per MoE layer, on NVLink and the NIC at once (the current model's).
   let epExposedS = 0;
   if (plan.ep > 1 && stage.moeLayers > 0 && model.moe) {
-    const shape = expertGroupShape(site, plan.ep, tp);
+    const shape = expertGroupShape(site, plan.ep, expertTp);
     const bytes = dispatchBytes(model, shape, plan.ep, tokens / tp, training.expertDispatcher);
     const a2aCount = (4 + (plan.recompute === 'full' ? 2 : 0)) * stage.moeLayers;
     const epS = a2aCount * dispatchS(site, shape, tp, bytes, spansPods);

@@ -8,7 +8,7 @@
 import { fieldKey } from '../formulation/field-key';
 import { FULL_SPACE, enumerateConfigs, type ParallelConfig } from '../formulation/search-space';
 import { evaluate, type Evaluation } from '../model/evaluate';
-import type { PlanSpec } from '../model/plan-schema';
+import { expertTpOf, type PlanSpec } from '../model/plan-schema';
 import { parseScenario, type Scenario } from '../model/scenario';
 import type { ScenarioSpec } from '../model/scenario-schema';
 import { ScenarioValidationError } from '../model/validation-error';
@@ -27,7 +27,7 @@ export interface FeasibilityAnswer {
 }
 
 /** Every field of a search-space configuration, as a key. */
-export const parallelConfigKey = fieldKey<ParallelConfig>()(['tp', 'cp', 'ep', 'pp', 'microBatchSeqs', 'schedule', 'virtualStages', 'recompute', 'zero']);
+export const parallelConfigKey = fieldKey<ParallelConfig>()(['tp', 'cp', 'ep', 'expertTp', 'pp', 'microBatchSeqs', 'schedule', 'virtualStages', 'recompute', 'zero']);
 
 /** The outer configuration of a plan or a search-space configuration, as a key (virtual stages count only when interleaved). */
 const configKey = (c: ParallelConfig): string =>
@@ -85,7 +85,7 @@ export class FeasibilityOracle {
       // A known plan counts only if it also lies in this scenario's search space (evaluate does not check that).
       const allowed = new Set(enumerateConfigs(scenario, FULL_SPACE).map(configKey));
       for (const known of this.knownPlans) {
-        if (!allowed.has(configKey(known))) continue;
+        if (!allowed.has(configKey({ ...known, expertTp: expertTpOf(known) }))) continue;
         const evaluation = tryEvaluate(scenario, known);
         if (evaluation?.fits) return { feasibility: 'feasible', plan: known, evaluation, reasons: [] };
       }

@@ -5,6 +5,7 @@
 import { evaluateLayout } from '../model/evaluate';
 import { interleavedGroupSize } from '../model/pipeline';
 import type { PlanLayout } from '../model/placement';
+import { expertTpOf } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { microbatchesPerReplica, networkNote } from './common';
 import { criticalReplicas } from './critical-replicas';
@@ -31,6 +32,7 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
 
   args.push(['--tensor-model-parallel-size', plan.tp], ['--pipeline-model-parallel-size', plan.pp], ['--context-parallel-size', plan.cp]);
   if (plan.ep > 1 || model.moe) args.push(['--expert-model-parallel-size', plan.ep]);
+  if (model.moe) args.push(['--expert-tensor-parallel-size', expertTpOf(plan)]);
   if (plan.tp > 1) args.push(['--sequence-parallel']);
   args.push(...layerArgs(layout, messages));
 

@@ -4,7 +4,7 @@
  * the tests is test/fixtures/torchtitan-keys.txt). Pure.
  */
 import type { PlanLayout } from '../model/placement';
-import type { Schedule } from '../model/plan-schema';
+import { expertTpOf, type Schedule } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { microbatchesPerReplica, networkNote } from './common';
 import { criticalReplicas } from './critical-replicas';
@@ -48,6 +48,10 @@ export function exportTorchtitan(scenario: Scenario, layout: PlanLayout): Framew
     ['expert_parallel_degree', plan.ep],
     ['pipeline_parallel_degree', plan.pp],
   );
+  if (scenario.model.moe && expertTpOf(plan) !== plan.tp) {
+    // torchtitan's job config at the pinned commit (test/fixtures/torchtitan-keys.txt) has no expert tensor-parallel degree of its own.
+    messages.push({ severity: 'error', message: `torchtitan has no expert tensor-parallel degree apart from tensor_parallel_degree (plan expertTp ${expertTpOf(plan)}, tp ${plan.tp})` });
+  }
   if (plan.ep > 1) {
     const shard = plan.zero === 0 ? 1 : plan.dp;
     if (!(plan.cp <= plan.ep && plan.ep <= shard * plan.cp)) {

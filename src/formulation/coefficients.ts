@@ -10,7 +10,7 @@ import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMe
 import { allReduceS, tierForGroup } from '../model/network';
 import { chainCrossings, exposedSyncS, fillDrainS, forwardPartS, shortPipelineS } from '../model/pipeline';
 import type { StageLayout } from '../model/placement';
-import type { PlanSpec } from '../model/plan-schema';
+import { expertDataParallel, type PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { BF16_BYTES, gBpsToBytesPerS } from '../model/units';
 import { divisors, toPlan, type ParallelConfig, type ReplicaLayout } from './search-space';
@@ -115,10 +115,14 @@ export function busiestReplicaMicrobatches(totalMicrobatches: number, dp: number
 }
 
 /** The plan fields of a configuration with a data-parallel degree (no placement); written out field by field (an object spread measured several times slower here). */
-export const configPlan = (config: ParallelConfig, dp: number): PlanSpec => ({
-  tp: config.tp, cp: config.cp, ep: config.ep, pp: config.pp, dp, microBatchSeqs: config.microBatchSeqs,
-  schedule: config.schedule, virtualStages: config.virtualStages, recompute: config.recompute, zero: config.zero,
-});
+export function configPlan(config: ParallelConfig, dp: number): PlanSpec {
+  const plan: PlanSpec = {
+    tp: config.tp, cp: config.cp, ep: config.ep, pp: config.pp, dp, microBatchSeqs: config.microBatchSeqs,
+    schedule: config.schedule, virtualStages: config.virtualStages, recompute: config.recompute, zero: config.zero,
+  };
+  if (config.expertTp !== config.tp) plan.expertTp = config.expertTp;
+  return plan;
+}
 
 /** Largest number of replicas the sites can hold (split layouts use the same GPUs per replica). */
 export const maxReplicas = (scenario: Scenario, config: ParallelConfig): number =>
@@ -236,7 +240,7 @@ export function computeCoefficients(
   const fastestHbm = Math.max(...scenario.sites.map((s) => s.gpu.hbmGBps));
   const optimizerS = Math.max(...memoryBases.map(({ params }) => {
     const shards = config.zero >= 1 ? dp * config.cp : 1;
-    const owned = params.dense / shards + params.expert / Math.max(1, shards / config.ep);
+    const owned = params.dense / shards + params.expert / Math.max(1, config.zero >= 1 ? expertDataParallel({ ...config, dp }) : 1);
     return (owned * CALIBRATION.optimizerBytesPerParam) / gBpsToBytesPerS(fastestHbm);
   }));
 

@@ -11,6 +11,8 @@ export interface ParallelConfig {
   readonly tp: number;
   readonly cp: number;
   readonly ep: number;
+  /** The routed experts' tensor-parallel degree: tp, or 1 (MoE Parallel Folding) when tp > 1. */
+  readonly expertTp: number;
   readonly pp: number;
   readonly microBatchSeqs: number;
   readonly schedule: Schedule;
@@ -61,17 +63,24 @@ export function enumerateConfigs(scenario: Scenario, restriction: SpaceRestricti
   const zeroValues = search?.zero ?? [1];
 
   const configs: ParallelConfig[] = [];
-  for (const tp of tpValues) for (const cp of cpValues) for (const ep of epValues) for (const pp of ppValues) {
+  for (const tp of tpValues) for (const cp of cpValues) for (const ep of epValues) for (const expertTp of expertTpValues(tp, ep)) for (const pp of ppValues) {
     for (const microBatchSeqs of microBatchValues) for (const recompute of recomputeValues) for (const zero of zeroValues) {
       for (const schedule of schedules) {
         const chunks = schedule === 'interleaved' ? virtualValues.filter((v) => v >= 2 && pp > 1 && pp * v <= model.layers) : [1];
         if (schedule !== 'interleaved' && pp === 1 && schedule !== '1f1b') continue; // one stage: every schedule is the same
-        for (const virtualStages of chunks) configs.push({ tp, cp, ep, pp, microBatchSeqs, schedule, virtualStages, recompute, zero });
+        for (const virtualStages of chunks) configs.push({ tp, cp, ep, expertTp, pp, microBatchSeqs, schedule, virtualStages, recompute, zero });
       }
     }
   }
   return configs;
 }
+
+/**
+ * Expert tensor-parallel degrees tried with tp and ep: the experts split like the attention
+ * (expertTp = tp), and, with experts sharded over EP and tp > 1, whole experts (expertTp = 1,
+ * MoE Parallel Folding, what Megatron-Bridge's MoE recipes run).
+ */
+export const expertTpValues = (tp: number, ep: number): readonly number[] => (tp > 1 && ep > 1 ? [tp, 1] : [tp]);
 
 /**
  * Replica layouts for `pp` stages: whole replicas on one site, and replicas split once between
@@ -139,8 +148,11 @@ export function toPlan(
   groups: readonly { readonly layout: ReplicaLayout; readonly microbatches: number; readonly replicas: number }[],
 ): PlanSpec {
   const dp = groups.reduce((sum, g) => sum + g.replicas, 0);
+  const { expertTp, ...degrees } = config;
   return {
-    ...config,
+    ...degrees,
+    // expertTp is written only where it differs from tp (folded experts), as a user would write the plan.
+    ...(expertTp !== config.tp ? { expertTp } : {}),
     dp,
     placement: {
       replicaGroups: groups.map((g) => ({

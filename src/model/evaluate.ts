@@ -8,7 +8,7 @@ import { addRouteLoad, busierDirectionBytes, emptyLoads, linkBusyS, linkSettings
 import { reduceScatterS, tierForGroup } from './network';
 import { chainCrossings, exposedSyncS, forwardPartS, interleavedGroupSize, pipelineWithHopsS } from './pipeline';
 import { layOutPlan, type PlanLayout, type ReplicaGroupLayout, type StageLayout } from './placement';
-import type { PlanSpec } from './plan-schema';
+import { expertDataParallel, type PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
 import { stageMemory, stageParams, type StageMemory } from './memory';
 import { stageFlops, stageTime, type StageTime } from './stage-cost';
@@ -341,7 +341,7 @@ function largestOwnedParams(scenario: Scenario, plan: PlanSpec, stages: readonly
   let largest = 0;
   for (const stage of stages) {
     const params = stageParams(scenario, plan, stage);
-    largest = Math.max(largest, params.dense / shards + params.expert / Math.max(1, shards / plan.ep));
+    largest = Math.max(largest, params.dense / shards + params.expert / Math.max(1, plan.zero >= 1 ? expertDataParallel(plan) : 1));
   }
   return largest;
 }

@@ -5,7 +5,7 @@
  * (docs/cost-model.md §6; Korthikanti et al. 2022).
  */
 import type { StageLayout } from './placement';
-import type { PlanSpec } from './plan-schema';
+import { expertDataParallel, expertTpOf, type PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
 import { microbatchesHeld } from './schedule-order';
 import { tokensPerGpu } from './stage-cost';
@@ -66,7 +66,7 @@ export const MEMORY_OVERHEAD = {
 } as const;
 
 /** Parameters per GPU of a stage (tp and ep are the only plan fields they depend on). */
-export function stageParams(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'ep'>, stage: StageLayout): StageParams {
+export function stageParams(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'ep' | 'expertTp'>, stage: StageLayout): StageParams {
   const model = scenario.model;
   const denseLayers = stage.layers - stage.moeLayers;
   const norms = 4 * model.hidden;
@@ -78,14 +78,14 @@ export function stageParams(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'ep'
   dense += vocab;
   // Multi-token prediction modules sit with the output head they share (DeepSeek-V3 §3.2.1).
   const mtp = stage.hasOutputLayer ? mtpParams(model) : { routed: 0, replicated: 0 };
-  return { dense: (dense + mtp.replicated) / plan.tp, expert: (stage.moeLayers * moe.routed + mtp.routed) / (plan.tp * plan.ep), vocab: vocab / plan.tp };
+  return { dense: (dense + mtp.replicated) / plan.tp, expert: (stage.moeLayers * moe.routed + mtp.routed) / (expertTpOf(plan) * plan.ep), vocab: vocab / plan.tp };
 }
 
 /**
  * Linear-layer parameters per GPU of a stage that fp8 training also keeps as fp8 copies (weight
  * and transpose), split like {@link StageParams}: 0 unless training.precision is fp8.
  */
-function fp8CopiedParams(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'ep'>, stage: StageLayout): { readonly dense: number; readonly expert: number } {
+function fp8CopiedParams(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'ep' | 'expertTp'>, stage: StageLayout): { readonly dense: number; readonly expert: number } {
   if (scenario.training.precision !== 'fp8') return { dense: 0, expert: 0 };
   const model = scenario.model;
   const dense = fp8LinearParams(model, false);
@@ -93,7 +93,7 @@ function fp8CopiedParams(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'ep'>, 
   const denseLayers = stage.layers - stage.moeLayers;
   return {
     dense: (denseLayers * dense.replicated + stage.moeLayers * moe.replicated) / plan.tp,
-    expert: (stage.moeLayers * moe.routed) / (plan.tp * plan.ep),
+    expert: (stage.moeLayers * moe.routed) / (expertTpOf(plan) * plan.ep),
   };
 }
 
@@ -121,10 +121,10 @@ export function microbatchesInFlight(plan: Pick<PlanSpec, 'pp' | 'virtualStages'
 }
 
 /** The plan fields a stage's memory basis depends on (not dp, the schedule or the microbatch count). */
-export type MemoryBasisPlan = Pick<PlanSpec, 'tp' | 'cp' | 'ep' | 'microBatchSeqs' | 'recompute' | 'zero'>;
+export type MemoryBasisPlan = Pick<PlanSpec, 'tp' | 'cp' | 'ep' | 'expertTp' | 'microBatchSeqs' | 'recompute' | 'zero'>;
 
 /** The plan fields that shard a stage's weights, gradients and optimizer state. */
-export type ShardingPlan = Pick<PlanSpec, 'dp' | 'cp' | 'ep' | 'zero'>;
+export type ShardingPlan = Pick<PlanSpec, 'tp' | 'dp' | 'cp' | 'ep' | 'expertTp' | 'zero'>;
 
 /**
  * What a stage's memory per GPU is made of apart from the data-parallel degree and the
@@ -207,7 +207,7 @@ export function activationsGiB(basis: StageMemoryBasis, inFlight: number): numbe
 /** Bytes per GPU of one kind of per-parameter state of `dense` and `expert` parameters, sharded over the data-parallel ranks when `sharded`. */
 function stateBytes(dense: number, expert: number, plan: ShardingPlan, bytesPerParam: number, sharded: boolean): number {
   const denseShards = plan.dp * plan.cp;
-  const expertShards = Math.max(1, denseShards / plan.ep);
+  const expertShards = Math.max(1, expertDataParallel(plan));
   return bytesPerParam * (dense / (sharded ? denseShards : 1) + expert / (sharded ? expertShards : 1));
 }
 

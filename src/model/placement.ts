@@ -82,8 +82,14 @@ function checkDegrees(scenario: Scenario, plan: PlanSpec, issues: InputIssue[], 
   if (model.moe && model.moe.experts % plan.ep !== 0) {
     issues.push({ path: at('ep'), message: `${plan.ep} does not divide ${model.moe.experts} experts` });
   }
-  if (plan.ep > 1 && (plan.dp * plan.cp) % plan.ep !== 0) {
-    issues.push({ path: at('ep'), message: `${plan.ep} does not divide dp x cp = ${plan.dp * plan.cp} (experts are sharded over data-parallel ranks)` });
+  if (plan.expertTp === undefined) {
+    if (plan.ep > 1 && (plan.dp * plan.cp) % plan.ep !== 0) {
+      issues.push({ path: at('ep'), message: `${plan.ep} does not divide dp x cp = ${plan.dp * plan.cp} (experts are sharded over data-parallel ranks; expertTp can fold them over tp too)` });
+    }
+  } else if (!model.moe) {
+    issues.push({ path: at('expertTp'), message: 'expert tensor parallelism needs a MoE model (model.moe)' });
+  } else if ((plan.tp * plan.cp * plan.dp) % (plan.ep * plan.expertTp) !== 0) {
+    issues.push({ path: at('expertTp'), message: `ep x expertTp = ${plan.ep * plan.expertTp} does not divide tp x cp x dp = ${plan.tp * plan.cp * plan.dp} (MoE Parallel Folding)` });
   }
   if (plan.schedule === 'interleaved' && plan.virtualStages < 2) {
     issues.push({ path: at('virtualStages'), message: 'the interleaved schedule needs at least 2 virtual stages' });

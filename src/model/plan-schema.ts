@@ -49,6 +49,8 @@ export const planSchema = z.strictObject({
   tp: positiveInt('tensor-parallel degree', 1e8),
   cp: positiveInt('context-parallel degree', 1e8).default(1),
   ep: positiveInt('expert-parallel degree', 1e8).default(1),
+  expertTp: positiveInt('expert tensor-parallel degree', 1e8).optional()
+    .describe('Tensor-parallel degree of the routed experts (Megatron-LM --expert-tensor-parallel-size); absent: tp. MoE Parallel Folding: ep x expertTp divides tp x cp x dp, so TP 2 with EP 32 and DP 16 is a plan.'),
   pp: positiveInt('pipeline-parallel degree', 1e5),
   dp: positiveInt('data-parallel degree', 1e8),
   microBatchSeqs: positiveInt('sequences per microbatch'),
@@ -63,6 +65,16 @@ export const planSchema = z.strictObject({
 }).describe('A parallel configuration of the training job.');
 
 export type PlanSpec = z.output<typeof planSchema>;
+
+/** The routed experts' tensor-parallel degree: the plan's `expertTp`, or tp (Megatron's default before MoE Parallel Folding). */
+export const expertTpOf = (plan: Pick<PlanSpec, 'tp' | 'expertTp'>): number => plan.expertTp ?? plan.tp;
+
+/**
+ * Ranks one routed expert's shard is replicated over (expert data parallelism, MoE Parallel
+ * Folding: ep x expertTp x expert-dp = tp x cp x dp), which ZeRO shards its state over.
+ */
+export const expertDataParallel = (plan: Pick<PlanSpec, 'tp' | 'cp' | 'dp' | 'ep' | 'expertTp'>): number =>
+  (plan.tp * plan.cp * plan.dp) / (plan.ep * expertTpOf(plan));
 export type PlacementSpec = z.output<typeof placementSchema>;
 export type ReplicaGroupSpec = z.output<typeof replicaGroupSchema>;
 export type LinkSettingsSpec = z.output<typeof linkSettingsSchema>;

@@ -7,7 +7,7 @@ import { CALIBRATION } from './calibration-constants';
 import { dispatchBytes, dispatchS, expertGroupShape } from './expert-dispatch';
 import { allReduceS, scaleOutTier, tierForGroup } from './network';
 import type { StageLayout } from './placement';
-import type { PlanSpec } from './plan-schema';
+import { expertTpOf, type PlanSpec } from './plan-schema';
 import type { Scenario, Site } from './scenario';
 import {
   attentionCoreFlopsPerToken, attentionProjectionFlopsPerToken, expertParams, fp8CastElementsPerToken, logitFlopsPerToken, mlpFlopsPerToken,
@@ -71,7 +71,7 @@ export const tokensPerGpu = (scenario: Scenario, plan: Pick<PlanSpec, 'microBatc
   (plan.microBatchSeqs * scenario.training.seqLen) / plan.cp;
 
 /** The plan fields a stage's time depends on (not dp, the schedule or ZeRO). */
-export type StageTimePlan = Pick<PlanSpec, 'tp' | 'cp' | 'ep' | 'pp' | 'virtualStages' | 'microBatchSeqs' | 'recompute'>;
+export type StageTimePlan = Pick<PlanSpec, 'tp' | 'cp' | 'ep' | 'expertTp' | 'pp' | 'virtualStages' | 'microBatchSeqs' | 'recompute'>;
 
 /** Forward FLOPs of one microbatch on one GPU of a stage, by the unit that runs them. */
 export interface StageFlops {
@@ -117,9 +117,11 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
   const linearEfficiency = fp8 ? fp8MatmulEfficiency : matmulEfficiency;
   const linearRate = linearPeak * linearEfficiency(tokens, model.hidden / tp);
   // Routed experts run as grouped GEMMs of their own size: the rows one local expert receives
-  // (balanced routing: ep x tokens x topK / experts) by the expert FFN width per tp rank.
-  const expertRows = model.moe ? (plan.ep * tokens * model.moe.topK) / model.moe.experts : 1;
-  const expertRate = model.moe ? linearPeak * linearEfficiency(expertRows, model.moe.expertFfnHidden / tp) : linearRate;
+  // (balanced routing: the ep x expertTp GPUs' tokens, tokens / tp each, times topK / experts;
+  // ep x tokens x topK / experts when expertTp = tp) by the expert FFN width per expert-tp rank.
+  const expertTp = expertTpOf(plan);
+  const expertRows = model.moe ? (plan.ep * (expertTp === tp ? tokens : (expertTp * tokens) / tp) * model.moe.topK) / model.moe.experts : 1;
+  const expertRate = model.moe ? linearPeak * linearEfficiency(expertRows, model.moe.expertFfnHidden / expertTp) : linearRate;
   const flops = stageFlops(scenario, plan, stage);
   // Memory-bound kernels (norms, activations, residuals, dropout; softmax over the score matrix without a fused kernel).
   const hbm = gBpsToBytesPerS(site.gpu.hbmGBps);
@@ -152,7 +154,11 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
   const tpBytes = tokens * model.hidden * BF16_BYTES;
   const spansPods = sitesUsedGpus > site.podGpus;
   const tpTier = tierForGroup(site, tp, spansPods);
-  const tpS = tpCollectives * allReduceS(tpBytes, tp, tpTier);
+  // With expertTp < tp (MoE Parallel Folding) a MoE layer's MLP half runs its collectives over the expertTp ranks only.
+  const tpS = expertTp === tp || stage.moeLayers === 0 ? tpCollectives * allReduceS(tpBytes, tp, tpTier)
+    : (tpCollectives / 2) * allReduceS(tpBytes, tp, tpTier)
+      + ((tpCollectives / 2) / stage.layers) * ((stage.layers - stage.moeLayers) * allReduceS(tpBytes, tp, tpTier)
+        + stage.moeLayers * allReduceS(tpBytes, expertTp, tierForGroup(site, expertTp, spansPods)));
   const tpExposedS = training.overlap.tensorParallel ? Math.max(tpS - gemmS, tpS * CALIBRATION.tpOverlapResidual) : tpS;
 
   // Context parallel (ring attention): c-1 exchanges of the local K,V forward, twice that backward, hidden behind attention.
@@ -164,7 +170,7 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
   // Expert parallel: dispatch and combine forward and backward per MoE layer, on NVLink and the NIC at once.
   let epExposedS = 0;
   if (plan.ep > 1 && stage.moeLayers > 0 && model.moe) {
-    const shape = expertGroupShape(site, plan.ep, tp);
+    const shape = expertGroupShape(site, plan.ep, expertTp);
     const bytes = dispatchBytes(model, shape, plan.ep, tokens / tp, training.expertDispatcher);
     const a2aCount = (4 + (plan.recompute === 'full' ? 2 : 0)) * stage.moeLayers;
     const epS = a2aCount * dispatchS(site, shape, tp, bytes, spansPods);

@@ -58,7 +58,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
     // one dp fits the largest GPU, every larger one does.
     let fitsFromHere = false;
     for (const dp of tables.dataParallelDegrees(totalMicrobatches, replicas)) {
-      if ((dp * config.cp) % config.ep !== 0) continue; // experts are sharded over data-parallel ranks
+      if ((config.tp * dp * config.cp) % (config.ep * config.expertTp) !== 0) continue; // experts are sharded over tp x cp x dp ranks (MoE Parallel Folding)
       const k = busiestReplicaMicrobatches(totalMicrobatches, dp, fewestMicrobatches(config), divisorsOfTotal);
       // A stage that does not fit the largest GPU even with one microbatch in flight rules (config, dp) out.
       if (!fitsFromHere) {
@@ -167,7 +167,7 @@ function oneMicrobatchMemory({ pipeline, memoryBases }: ConfigStageTables, confi
 
 /** The largest per-GPU memory need of the configuration's stages with one microbatch in flight, GiB. */
 function oneMicrobatchNeedGiB(memory: OneMicrobatchMemory, config: ParallelConfig, dp: number): number {
-  const sharding = { dp, cp: config.cp, ep: config.ep, zero: config.zero };
+  const sharding = { tp: config.tp, dp, cp: config.cp, ep: config.ep, expertTp: config.expertTp, zero: config.zero };
   let need = -Infinity;
   for (let i = 0; i < memory.bases.length; i++) need = Math.max(need, stageMemoryTotalGiB(memory.bases[i]!, sharding, memory.activationsGiB[i]!));
   return need;
