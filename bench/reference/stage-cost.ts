@@ -12,7 +12,7 @@ import type { StageLayout } from './placement';
 import type { PlanSpec } from '../../src/model/plan-schema';
 import type { Scenario, Site } from '../../src/model/scenario';
 import {
-  attentionCoreFlopsPerToken, attentionProjectionFlopsPerToken, expertParams, logitFlopsPerToken, mlpFlopsPerToken,
+  attentionCoreFlopsPerToken, attentionProjectionFlopsPerToken, attentionWidths, expertParams, logitFlopsPerToken, mlpFlopsPerToken,
 } from '../../src/model/transformer';
 import { BF16_BYTES, gBpsToBytesPerS, tflopsToFlopPerS } from '../../src/model/units';
 
@@ -97,7 +97,8 @@ export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout
   const tpExposedS = training.overlap.tensorParallel ? Math.max(tpS - gemmS, tpS * CALIBRATION.tpOverlapResidual) : tpS;
 
   // Context parallel (ring attention): c-1 exchanges of the local K,V forward, twice that backward, hidden behind attention.
-  const kvBytes = tokens * 2 * ((model.hidden * model.kvHeads) / model.heads) * BF16_BYTES / tp;
+  const kvWidths = attentionWidths(model); // the model's key and value widths (head dimension, MLA), as the current code computes them
+  const kvBytes = tokens * (kvWidths.k + kvWidths.v) * BF16_BYTES / tp;
   const cpTier = tierForGroup(site, tp * plan.cp, spansPods);
   const cpS = plan.cp > 1 ? stage.layers * 3 * (plan.cp - 1) * (kvBytes / cpTier.bytesPerS + cpTier.stepLatencyS) : 0;
   const cpExposedS = Math.max(0, cpS - 3 * coreS);

@@ -10,7 +10,7 @@ import type { StageLayout } from './placement';
 import { expertTpOf, type PlanSpec } from './plan-schema';
 import type { Scenario, Site } from './scenario';
 import {
-  attentionCoreFlopsPerToken, attentionProjectionFlopsPerToken, expertParams, fp8CastElementsPerToken, logitFlopsPerToken, mlpFlopsPerToken,
+  attentionCoreFlopsPerToken, attentionProjectionFlopsPerToken, attentionWidths, expertParams, fp8CastElementsPerToken, logitFlopsPerToken, mlpFlopsPerToken,
   routerFlopsPerToken,
 } from './transformer';
 import { BF16_BYTES, gBpsToBytesPerS, tflopsToFlopPerS } from './units';
@@ -162,7 +162,9 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
   const tpExposedS = training.overlap.tensorParallel ? Math.max(tpS - gemmS, tpS * CALIBRATION.tpOverlapResidual) : tpS;
 
   // Context parallel (ring attention): c-1 exchanges of the local K,V forward, twice that backward, hidden behind attention.
-  const kvBytes = tokens * 2 * ((model.hidden * model.kvHeads) / model.heads) * BF16_BYTES / tp;
+  // The key and value widths of the model's attention (GQA with its head dimension; MLA: per-head keys and values).
+  const widths = attentionWidths(model);
+  const kvBytes = tokens * (widths.k + widths.v) * BF16_BYTES / tp;
   const cpTier = tierForGroup(site, tp * plan.cp, spansPods);
   const cpS = plan.cp > 1 ? stage.layers * 3 * (plan.cp - 1) * (kvBytes / cpTier.bytesPerS + cpTier.stepLatencyS) : 0;
   const cpExposedS = Math.max(0, cpS - 3 * coreS);

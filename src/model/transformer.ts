@@ -158,12 +158,13 @@ export function mlpFlopsPerToken(model: Model, moeLayer: boolean): number {
  */
 export function fp8CastElementsPerToken(model: Model, moeLayer: boolean): number {
   const h = model.hidden;
-  const kvWidth = (h * model.kvHeads) / model.heads;
+  const widths = attentionWidths(model);
   const ffnWidth = moeLayer && model.moe ? model.moe.expertFfnHidden : model.ffnHidden;
   const activeFfns = moeLayer && model.moe ? model.moe.topK + model.moe.sharedExperts : 1;
   const fc1Outputs = (model.mlp === 'swiglu' ? 2 : 1) * ffnWidth;
-  const forward = h + h + activeFfns * (h + ffnWidth);
-  const backward = (h + 2 * kvWidth) + h + activeFfns * (fc1Outputs + h);
+  // Forward inputs: QKV's (h), the output projection's (the context), FC1's, FC2's; backward the output gradients of the same.
+  const forward = h + widths.context + activeFfns * (h + ffnWidth);
+  const backward = (widths.q + widths.k + widths.v) + h + activeFfns * (fc1Outputs + h);
   return forward + backward;
 }
 
