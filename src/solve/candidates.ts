@@ -7,7 +7,8 @@ import { busiestReplicaMicrobatches, computeCoefficients, fewestMicrobatches, ma
 import { enumerateConfigs, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../formulation/search-space';
 import { EnumerationTables, type ConfigStageTables, type SiteStageTimes } from '../formulation/enumeration-tables';
 import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
-import { fillDrainS, forwardPartS, zeroBubbleShareS } from '../model/pipeline';
+import { fillDrainS, forwardPartS, zbvShareS, zeroBubbleShareS } from '../model/pipeline';
+import { isVShaped } from '../model/schedule-chain';
 import type { Scenario } from '../model/scenario';
 import type { StageTimePlan } from '../model/stage-cost';
 
@@ -50,7 +51,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
     let steps = stepsCache.get(stageTables.times);
     if (!steps) { steps = fastestSteps(scenario, config, stageTables.times, usableSites); stepsCache.set(stageTables.times, steps); }
     // Every term of fillDrainS is at most any placement's at the fastest steps.
-    const bubbleS = fillDrainS(steps.fastestS, steps.fastestForwardS, config);
+    const bubbleS = fillDrainS(steps.fastestS, isVShaped(config.schedule) ? steps.fastestForwardVS : steps.fastestForwardS, config);
     let memory: OneMicrobatchMemory | undefined;
     const coefficients = (dp: number) => () => computeCoefficients(scenario, config, dp, layouts, tables);
     const divisorsOfTotal = tables.divisors(totalMicrobatches);
@@ -110,6 +111,8 @@ interface FastestSteps {
   readonly siteSlots: readonly SiteSlots[];
   /** Forward parts at the fastest steps, with the forward share of the usable site whose ZB-H1 fill/drain share is smallest. */
   readonly fastestForwardS: readonly number[];
+  /** The same with the share whose ZBV fill/drain share is smallest (the two orders of shares differ on either side of 1/3). */
+  readonly fastestForwardVS: readonly number[];
 }
 
 /** Cached by the stage times' object: reads only the fields those times are keyed by (and the pp-stage layouts' sites). */
@@ -127,12 +130,12 @@ function fastestSteps(scenario: Scenario, config: StageTimePlan, times: SiteStag
     for (const step of times.times[s]!) fastestStep = Math.min(fastestStep, step.totalS);
     return { rate: 1 / fastestStep, slots: Math.floor(scenario.sites[s]!.gpus / (config.tp * config.cp)) };
   }).sort((a, b) => b.rate - a.rate);
-  const fastestForwardS = fastestS.map((fastest, j) => {
+  const forwardAtLeastShare = (shareS: (stepS: number, forwardS: number) => number) => fastestS.map((fastest, j) => {
     const shares = usableSites.map((s) => forwardPartS(1, times.times[s]![j]!));
-    const share = shares.reduce((best, sh) => (zeroBubbleShareS(1, sh) < zeroBubbleShareS(1, best) ? sh : best));
+    const share = shares.reduce((best, sh) => (shareS(1, sh) < shareS(1, best) ? sh : best));
     return fastest * share;
   });
-  return { fastestS, fastestForwardS, slowestStageS, siteSlots };
+  return { fastestS, fastestForwardS: forwardAtLeastShare(zeroBubbleShareS), fastestForwardVS: forwardAtLeastShare(zbvShareS), slowestStageS, siteSlots };
 }
 
 /**
