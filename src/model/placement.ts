@@ -19,7 +19,7 @@ export interface StageLayout {
   readonly chunkLayers: readonly number[];
   readonly hasEmbedding: boolean;
   readonly hasOutputLayer: boolean;
-  /** Whether the stage exchanges activations with other stages (pp > 1); when absent, unless it holds both ends (under ZBV's V stage 0 holds both and still has peers). */
+  /** Set (true) only where a stage holds both ends and still exchanges activations with other stages: ZBV's stage 0. Absent: it does unless it holds both ends. */
   readonly pipelinePeers?: boolean;
 }
 
@@ -262,7 +262,8 @@ export function buildStages(
       chunkLayers: chunkLayers[stage]!,
       hasEmbedding: stage === 0,
       hasOutputLayer: stage === lossStage,
-      pipelinePeers: plan.pp > 1,
+      // Only where holding both ends does not mean a one-stage pipeline: ZBV's stage 0.
+      ...(stage === 0 && stage === lossStage && plan.pp > 1 ? { pipelinePeers: true } : {}),
     };
   });
 }
