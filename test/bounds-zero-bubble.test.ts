@@ -1,5 +1,5 @@
 /**
- * The planner with the zero-bubble schedules torchtitan runs (ZBV, interleaved zero-bubble): every
+ * The planner with the zero-bubble schedules torchtitan runs (ZBV, interleaved zero-bubble, DualPipeV): every
  * closed-form bound and the placement MIP's proven bound stay at or below each candidate's least
  * time found by exhaustive search, and `plan` returns the exhaustive optimum within its gap.
  */
@@ -26,7 +26,7 @@ function smallScenario(name: string, sites: number, gpus: number): Scenario {
       sites: names.map((n) => ({ name: n, gpuType: 'H100-SXM', gpus, gpusPerNode: 8 })),
       links: names.slice(1).map((n, i) => ({ between: [names[i], n], bandwidthGbps: 400, distanceKm: 50 })),
     },
-    search: { tp: [2, 4], pp: [2, 4], microBatchSeqs: [1], schedules: ['1f1b', 'zb-h1', 'zbv', 'interleaved-zb'], virtualStages: [2], recompute: ['none'], zero: [1] },
+    search: { tp: [2, 4], pp: [2, 4], microBatchSeqs: [1], schedules: ['1f1b', 'zb-h1', 'zbv', 'interleaved-zb', 'dualpipev'], virtualStages: [2], recompute: ['none'], zero: [1] },
   };
   return parseScenario(spec, name);
 }
@@ -37,7 +37,7 @@ function smallScenario(name: string, sites: number, gpus: number): Scenario {
  * the link once where ZBV's crosses twice and the interleaved chain three times.
  */
 const SCENARIOS: [string, Scenario, readonly string[]][] = [
-  ['one site of 16 GPUs', smallScenario('zb-one-site', 1, 16), ['zbv', 'interleaved-zb']],
+  ['one site of 16 GPUs', smallScenario('zb-one-site', 1, 16), ['zbv', 'interleaved-zb', 'dualpipev']],
   ['two sites of 8 GPUs', smallScenario('zb-two-sites', 2, 8), ['zb-h1']],
 ];
 
@@ -56,6 +56,7 @@ describe.each(SCENARIOS)('zero-bubble schedules in the planner: %s', (_name, sce
     const schedules = new Set(fitting.map((v) => v.candidate.config.schedule));
     expect(schedules).toContain('zbv');
     expect(schedules).toContain('interleaved-zb');
+    expect(schedules).toContain('dualpipev');
     for (const { candidate, leastS } of fitting) {
       assertAtMostLeastTime({ ...closedFormBounds(candidate, scenario) }, leastS, candidate);
       const placement = buildPlacementMip(scenario, candidate.coefficients(), 0);

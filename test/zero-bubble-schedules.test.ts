@@ -1,8 +1,9 @@
 /**
- * The zero-bubble schedules torchtitan runs (ZBV, interleaved zero-bubble): the closed form
- * (docs/cost-model.md eq. 5.5-5.6) against the op-by-op timeline, memory in flight against the op
+ * The zero-bubble schedules torchtitan runs (ZBV, interleaved zero-bubble, DualPipeV): the closed
+ * form (docs/cost-model.md eq. 5.5-5.7) against the op-by-op timeline, memory in flight against the op
  * order, ZBV's folded chain, plan validation, evaluation and export.
  */
+import fc from 'fast-check';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -20,8 +21,8 @@ import { peakMicrobatchesHeld, stageOrder } from '../src/model/schedule-order';
 import { ScenarioValidationError } from '../src/model/validation-error';
 import { fixturePath, loadFixture, ROOT } from './helpers/fixtures';
 
-const NEW_SCHEDULES = ['zbv', 'interleaved-zb'] as const;
-const chunksOf = (schedule: Schedule): readonly number[] => (schedule === 'zbv' ? [2] : [2, 3, 4]);
+const NEW_SCHEDULES = ['zbv', 'interleaved-zb', 'dualpipev'] as const;
+const chunksOf = (schedule: Schedule): readonly number[] => (schedule === 'interleaved-zb' ? [2, 3, 4] : [2]);
 
 /** Microbatch counts the schedule runs on p stages, from its fewest to 3p + 4. */
 function countsFor(schedule: Schedule, p: number): number[] {
@@ -50,11 +51,23 @@ describe('closed form against the op-by-op timeline, equal stages', () => {
     expect(compared).toBeGreaterThan(300);
   });
 
-  it('interleaved-zb at forward shares above 1/3 too: ZB-H1\'s fill/drain over v exactly', () => {
-    for (let p = 2; p <= 8; p++) for (const v of [2, 3]) for (const m of countsFor('interleaved-zb', p)) {
-      const { simulated, formula } = spans('interleaved-zb', p, v, m, 0.4);
-      expect(Math.abs(formula / simulated - 1)).toBeLessThan(1e-9);
+  it('interleaved-zb (ZB-H1\'s fill/drain over v) and dualpipev at forward shares 0.1 and above 1/3 too: exactly', () => {
+    for (const schedule of ['interleaved-zb', 'dualpipev'] as const) {
+      for (let p = 2; p <= 8; p++) for (const v of schedule === 'dualpipev' ? [2] : [2, 3]) for (const m of countsFor(schedule, p)) for (const share of [0.1, 0.4, 0.5]) {
+        const { simulated, formula } = spans(schedule, p, v, m, share);
+        expect({ schedule, p, v, m, share, exact: Math.abs(formula / simulated - 1) < 1e-9 }).toEqual({ schedule, p, v, m, share, exact: true });
+      }
     }
+  });
+
+  it('dualpipev on equal stages: max((p - 1)F, (p - 1)W - F)/2, the forward term at F >= W and the weight term once W - F/(p - 1) > F', () => {
+    // Forward share 0.3 (F 0.3, W 0.35 of a step): the weight term takes over from p = 8.
+    for (let p = 2; p <= 10; p++) {
+      const expected = Math.max((p - 1) * 0.3, (p - 1) * 0.35 - 0.3) / 2;
+      expect(spans('dualpipev', p, 2, 3 * p, 0.3).simulated - 3 * p).toBeCloseTo(expected, 9);
+    }
+    expect(spans('dualpipev', 7, 2, 21, 0.3).bubbleS).toBeCloseTo(6 * 0.3 / 2, 9);
+    expect(spans('dualpipev', 8, 2, 24, 0.3).bubbleS).toBeCloseTo((7 * 0.35 - 0.3) / 2, 9);
   });
 
   it('zbv with a forward share above 1/3 (F > W): the closed form is above the timeline by exactly (F - W)/2', () => {
@@ -75,6 +88,12 @@ describe('closed form against the op-by-op timeline, equal stages', () => {
     expect(simulateSchedule({ schedule: 'zbv', virtualStages: 2, microbatches: 32, forwardS: new Array(8).fill(1 / 3), backwardS: new Array(8).fill(2 / 3), hops: [] }).spanS).toBeCloseTo(32 + 7 / 6, 9);
   });
 
+  it('DualPipeV needs 2p microbatches (torch refuses fewer than its virtual stages)', () => {
+    expect(scheduleMicrobatchProblem('dualpipev', 7, 4)).toMatch(/at least 2 x pp = 8/);
+    expect(scheduleMicrobatchProblem('dualpipev', 8, 4)).toBeUndefined();
+    expect(() => stageOrder('dualpipev', 0, 4, 2, 7)).toThrow(/at least 2p = 8/);
+  });
+
   it('ZBV needs 2p - 1 microbatches, interleaved-zb p and rounds that divide m (torch refuses 10 on 4 stages: 2 rounds of 5 is fine, 11 is not)', () => {
     expect(scheduleMicrobatchProblem('zbv', 6, 4)).toMatch(/at least 2 x pp - 1 = 7/);
     expect(scheduleMicrobatchProblem('zbv', 7, 4)).toBeUndefined();
@@ -86,13 +105,44 @@ describe('closed form against the op-by-op timeline, equal stages', () => {
   });
 });
 
+describe('closed form against the timeline, unequal stages (property)', () => {
+  it('never optimistic: ends +-15%, +-5% jitter, two sites up to 1.7x apart, forward share 0.2-0.4', () => {
+    fc.assert(fc.property(
+      fc.constantFrom(...NEW_SCHEDULES), fc.integer({ min: 1, max: 10 }), fc.integer({ min: 2, max: 4 }), fc.integer({ min: 0, max: 20 }),
+      fc.double({ min: 0.2, max: 0.4, noNaN: true }), fc.integer({ min: 0, max: 2 }), fc.double({ min: 0.85, max: 1.15, noNaN: true }),
+      fc.double({ min: 0.6, max: 1.7, noNaN: true }), fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { minLength: 1, maxLength: 10 }),
+      (schedule, p, chunks, extra, share, kind, a, c, jitter) => {
+        const v = schedule === 'interleaved-zb' ? chunks : 2;
+        let m = fewestScheduleMicrobatches(schedule, p) + extra;
+        while (scheduleMicrobatchProblem(schedule, m, p) !== undefined) m++;
+        const steps = Array.from({ length: p }, (_, j) => {
+          if (kind === 0) return j === 0 ? a : j === p - 1 ? 2 - a : 1;
+          if (kind === 1) return 1 + 0.05 * jitter[j % jitter.length]!;
+          return j < Math.ceil(p / 2) ? 1 : c;
+        });
+        const f = steps.map((x) => x * share);
+        const simulated = simulateSchedule({ schedule, virtualStages: v, microbatches: m, forwardS: f, backwardS: steps.map((x) => x * (1 - share)), hops: [] }).spanS;
+        const { steadyS, bubbleS } = pipelinePhaseS(steps, f, m, { schedule, virtualStages: v });
+        expect((steadyS + bubbleS) / simulated - 1).toBeGreaterThan(-1e-9);
+      },
+    ), { numRuns: 600, seed: 1717 });
+  });
+});
+
 describe('memory in flight per stage', () => {
-  it('zbv: p microbatches (2p chunk activations) on every stage, as 1F1B\'s first stage; interleaved-zb: ((v - 1)N + p) / v', () => {
+  it('zbv: p microbatches (2p chunk activations) on every stage, as 1F1B\'s first stage; interleaved-zb: ((v - 1)N + p) / v; dualpipev p + 1/2', () => {
     for (let p = 1; p <= 8; p++) {
       for (const m of countsFor('zbv', p)) {
         for (let j = 0; j < p; j++) {
           expect(microbatchesInFlight({ pp: p, virtualStages: 2, schedule: 'zbv' }, j, m)).toBe(p);
           expect(peakMicrobatchesHeld(stageOrder('zbv', j, p, 2, m), 2)).toBe(p);
+        }
+      }
+      // DualPipeV: 2p + 1 chunk activations on every stage (DeepSeek-V3 Table 2's PP + 1 of its 2p stages).
+      for (const m of countsFor('dualpipev', p)) {
+        for (let j = 0; j < p; j++) {
+          expect(microbatchesInFlight({ pp: p, virtualStages: 2, schedule: 'dualpipev' }, j, m)).toBe(p + 0.5);
+          expect(peakMicrobatchesHeld(stageOrder('dualpipev', j, p, 2, m), 2)).toBe(p + 0.5);
         }
       }
       for (const v of [2, 3]) for (const m of countsFor('interleaved-zb', p)) {
@@ -146,12 +196,13 @@ describe('plans with the new schedules', () => {
     expect(result.violations).toEqual([]);
     expect(result.fits).toBe(true);
     const megatron = exportMegatron(scenario, layout);
-    expect(megatron.messages.filter((msg) => msg.severity === 'error').map((msg) => msg.message).join('\n')).toMatch(/Megatron-LM has no .*(ZBV|interleaved zero-bubble)/);
+    expect(megatron.messages.filter((msg) => msg.severity === 'error').map((msg) => msg.message).join('\n')).toMatch(/Megatron-LM (\(upstream\) )?has no .*(ZBV|interleaved zero-bubble|DualPipeV)/);
     const torchtitan = exportTorchtitan(scenario, layout);
-    expect(torchtitan.text).toContain(`pipeline_parallel_schedule = "${schedule === 'zbv' ? 'ZBVZeroBubble' : 'InterleavedZeroBubble'}"`);
+    const name = { zbv: 'ZBVZeroBubble', 'interleaved-zb': 'InterleavedZeroBubble', dualpipev: 'DualPipeV' }[schedule];
+    expect(torchtitan.text).toContain(`pipeline_parallel_schedule = "${name}"`);
     expect(torchtitan.messages.filter((msg) => msg.severity === 'error')).toEqual([]);
     const documented = fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'torchtitan-keys.txt'), 'utf8');
-    expect(documented).toContain(`schedule:${schedule === 'zbv' ? 'ZBVZeroBubble' : 'InterleavedZeroBubble'}`);
+    expect(documented).toContain(`schedule:${name}`);
   });
 
   it('ZBV beats ZB-H1 and interleaved-zb v 2 beats interleaved 1F1B v 2 on the same degrees (smaller bubble)', () => {
@@ -171,6 +222,7 @@ describe('plans with the new schedules', () => {
     ['zbv', 1, 'plan.virtualStages: the zbv schedule needs exactly 2 virtual stages (its V), got 1'],
     ['zbv', 4, 'plan.virtualStages: the zbv schedule needs exactly 2 virtual stages (its V), got 4'],
     ['interleaved-zb', 1, 'plan.virtualStages: the interleaved-zb schedule needs at least 2 virtual stages'],
+    ['dualpipev', 3, 'plan.virtualStages: the dualpipev schedule needs exactly 2 virtual stages (its V), got 3'],
     ['zb-h1', 2, 'plan.virtualStages: 2 virtual stages need schedule \'interleaved\' or \'interleaved-zb\' (got \'zb-h1\')'],
   ])('%s with %i virtual stages is an input error naming plan.virtualStages', (schedule, virtualStages, message) => {
     let caught: unknown;

@@ -56,6 +56,9 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
     case 'zbv':
       messages.push({ severity: 'error', message: 'Megatron-LM has no V-shaped zero-bubble (ZBV) schedule: it places chunks in a loop, not a V, and does not split the backward; export to torchtitan (ZBVZeroBubble) instead' });
       break;
+    case 'dualpipev':
+      messages.push({ severity: 'error', message: 'Megatron-LM (upstream) has no DualPipeV schedule: it places chunks in a loop, not a V, and does not split the backward; export to torchtitan (DualPipeV) instead' });
+      break;
   }
 
   args.push(['--micro-batch-size', plan.microBatchSeqs], ['--global-batch-size', training.globalBatchSeqs]);

@@ -17,7 +17,7 @@ type TomlValue = string | number | boolean | readonly (readonly string[])[] | re
 
 const SCHEDULE_NAMES: Record<Schedule, string> = {
   gpipe: 'GPipe', '1f1b': '1F1B', interleaved: 'Interleaved1F1B', 'zb-h1': '1F1B',
-  zbv: 'ZBVZeroBubble', 'interleaved-zb': 'InterleavedZeroBubble',
+  zbv: 'ZBVZeroBubble', 'interleaved-zb': 'InterleavedZeroBubble', dualpipev: 'DualPipeV',
 };
 
 export function exportTorchtitan(scenario: Scenario, layout: PlanLayout): FrameworkExport {

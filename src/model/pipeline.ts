@@ -5,8 +5,9 @@
  * schedule (eq. 5.2), and (sum Z - max Z) + max(0, p - m) * max_j min(F_j, W_j) for ZB-H1
  * (eq. 5.3; Z_j = max(F_j, W_j), W_j = (S_j - F_j) / 2 the weight-gradient half of the backward;
  * Qi et al. 2024: (p - 1)(F + B - W) with B = W when W <= F), ZB-H1's divided by v for torch's
- * interleaved zero-bubble schedule (eq. 5.5), and (sum V - max V) for ZBV (eq. 5.6,
- * V_j = max(W_j, 2F_j - W_j) / 2).
+ * interleaved zero-bubble schedule (eq. 5.5), (sum V - max V) for ZBV (eq. 5.6,
+ * V_j = max(W_j, 2F_j - W_j) / 2) and (sum D - max D) for DualPipeV (eq. 5.7,
+ * D_j = max(F_j, W_j - F_j / (p - 1)) / 2).
  */
 import type { PlanSpec } from './plan-schema';
 import { stageOfVirtualStage } from './schedule-chain';
@@ -52,7 +53,7 @@ export function zeroBubbleRoundSize(microbatches: number, pp: number): number | 
 }
 
 /**
- * The part of the bubble that does not depend on m (eq. 5.1-5.3, 5.5, 5.6 without the ZB-H1
+ * The part of the bubble that does not depend on m (eq. 5.1-5.3, 5.5-5.7 without the ZB-H1
  * short-pipeline term): fill and drain. Non-decreasing in every S_j at a fixed forward share, so
  * the planner's bounds can call it with optimistic stage times.
  */
@@ -64,7 +65,34 @@ export function fillDrainS(stepS: readonly number[], forwardS: readonly number[]
     case 'zb-h1': return sumButLargest(stepS.map((step, j) => zeroBubbleShareS(step, forwardS[j]!)));
     case 'interleaved-zb': return sumButLargest(stepS.map((step, j) => zeroBubbleShareS(step, forwardS[j]!))) / plan.virtualStages;
     case 'zbv': return sumButLargest(stepS.map((step, j) => zbvShareS(step, forwardS[j]!)));
+    case 'dualpipev': return sumButLargest(stepS.map((step, j) => dualPipeVShareS(step, forwardS[j]!, stepS.length)));
   }
+}
+
+/**
+ * The per-stage term whose sum over all stages but the largest is the fill/drain of the
+ * zero-bubble schedules (their forward share matters): each is S x g(forward share) with g >= 0.
+ * Undefined for the schedules whose fill/drain does not depend on the forward share.
+ */
+export function forwardShareTermS(schedule: PlanSpec['schedule'], stages: number): ((stepS: number, forwardS: number) => number) | undefined {
+  switch (schedule) {
+    case 'zb-h1':
+    case 'interleaved-zb': return zeroBubbleShareS;
+    case 'zbv': return zbvShareS;
+    case 'dualpipev': return (stepS, forwardS) => dualPipeVShareS(stepS, forwardS, stages);
+    default: return undefined;
+  }
+}
+
+/**
+ * DualPipeV's fill/drain per stage (eq. 5.7): max(F, W - F/(p - 1))/2 on p stages, so that on
+ * equal stages the fill/drain is max((p - 1)F, (p - 1)W - F)/2, the span of the op-by-op timeline
+ * of the published order (no forward/backward overlap) for every m >= 2p and forward share 0.1-0.5
+ * (test/zero-bubble-schedules.test.ts). Non-decreasing in S at a fixed forward share.
+ */
+export function dualPipeVShareS(stepS: number, forwardS: number, stages: number): number {
+  const weightS = (stepS - forwardS) / 2;
+  return Math.max(forwardS, stages > 1 ? weightS - forwardS / (stages - 1) : 0) / 2;
 }
 
 /**
@@ -84,7 +112,7 @@ export function zbvShareS(stepS: number, forwardS: number): number {
  * undefined when it can (docs/cost-model.md §5): Megatron's interleaving needs m >= p; torch's
  * interleaved zero-bubble needs m >= p (below that the cost model has no closed form) and m
  * divisible by its rounds; ZBV needs m >= 2p - 1 (torch pads fewer with idle slots, which the
- * closed form does not time).
+ * closed form does not time); DualPipeV m >= 2p (torch refuses fewer).
  */
 export function scheduleMicrobatchProblem(schedule: PlanSpec['schedule'], microbatches: number, pp: number): string | undefined {
   if (!Number.isInteger(microbatches)) return undefined;
@@ -98,17 +126,20 @@ export function scheduleMicrobatchProblem(schedule: PlanSpec['schedule'], microb
         : undefined;
     case 'zbv':
       return microbatches < 2 * pp - 1 ? `the ZBV schedule needs at least 2 x pp - 1 = ${2 * pp - 1} microbatches per replica` : undefined;
+    case 'dualpipev':
+      return microbatches < 2 * pp ? `the DualPipeV schedule needs at least 2 x pp = ${2 * pp} microbatches per replica` : undefined;
     default:
       return undefined;
   }
 }
 
-/** The fewest microbatches a replica may run under the schedule: pp for the interleaved ones, 2pp - 1 for ZBV, else 1. */
+/** The fewest microbatches a replica may run under the schedule: pp for the interleaved ones, 2pp - 1 for ZBV, 2pp for DualPipeV, else 1. */
 export function fewestScheduleMicrobatches(schedule: PlanSpec['schedule'], pp: number): number {
   switch (schedule) {
     case 'interleaved':
     case 'interleaved-zb': return pp;
     case 'zbv': return 2 * pp - 1;
+    case 'dualpipev': return 2 * pp;
     default: return 1;
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Where each virtual stage of the chain runs, and which schedules split the backward. Most
  * schedules loop the chain over the GPUs (virtual stage q = chunk x p + stage: Megatron-LM's and
- * torchtitan's interleaving); the V-shaped one (ZBV: two chunks per GPU) fold it, GPU
+ * torchtitan's interleaving); the V-shaped ones (ZBV, DualPipeV: two chunks per GPU) fold it, GPU
  * j holding virtual stages j and 2p - 1 - j, so that the first and the last virtual stage, the
  * embedding and the loss, are both on GPU 0 (Qi et al. 2024, "Pipeline Parallelism with
  * Controllable Memory", §3; torch.distributed.pipelining `generate_stage_to_rank_mapping(style="v")`).
@@ -10,13 +10,13 @@
 import type { Schedule } from './plan-schema';
 
 /** Schedules whose chain is folded into a V over the GPUs (exactly two chunks per GPU). */
-export const V_SHAPED_SCHEDULES: readonly Schedule[] = ['zbv'];
+export const V_SHAPED_SCHEDULES: readonly Schedule[] = ['zbv', 'dualpipev'];
 
 /** Schedules that split each backward into an input-gradient pass B and a weight-gradient pass W. */
-export const SPLIT_BACKWARD_SCHEDULES: readonly Schedule[] = ['zb-h1', 'zbv', 'interleaved-zb'];
+export const SPLIT_BACKWARD_SCHEDULES: readonly Schedule[] = ['zb-h1', 'zbv', 'interleaved-zb', 'dualpipev'];
 
 /** Schedules that run more than one model chunk per GPU (virtualStages > 1). */
-export const CHUNKED_SCHEDULES: readonly Schedule[] = ['interleaved', 'interleaved-zb', 'zbv'];
+export const CHUNKED_SCHEDULES: readonly Schedule[] = ['interleaved', 'interleaved-zb', 'zbv', 'dualpipev'];
 
 export const isVShaped = (schedule: Schedule): boolean => V_SHAPED_SCHEDULES.includes(schedule);
 export const splitsBackward = (schedule: Schedule): boolean => SPLIT_BACKWARD_SCHEDULES.includes(schedule);

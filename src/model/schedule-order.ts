@@ -1,5 +1,6 @@
 /**
- * The pipeline schedules' op order per stage (GPipe, 1F1B, Megatron's interleaved 1F1B, ZB-H1)
+ * The pipeline schedules' op order per stage (GPipe, 1F1B, Megatron's interleaved 1F1B, ZB-H1,
+ * torch's interleaved zero-bubble, ZBV and DualPipeV)
  * and the microbatches whose activations a stage holds at its peak under that order. One
  * definition for both the op-by-op simulation (pipeline-timeline.ts) and memory (memory.ts):
  * the closed form {@link microbatchesHeld} equals the walk of {@link stageOrder} by
@@ -75,6 +76,7 @@ export function stageOrder(schedule: Schedule, j: number, p: number, v: number, 
     }
     case 'interleaved-zb': return interleavedZeroBubbleOrder(j, p, v, m);
     case 'zbv': return zbvOrder(j, p, m);
+    case 'dualpipev': return dualPipeVOrder(j, p, m);
   }
 }
 
@@ -176,6 +178,50 @@ export function microbatchesHeld(schedule: Schedule, j: number, p: number, v: nu
     case 'zb-h1': return Math.min(m, p);
     case 'interleaved': return Math.min(m, (2 * (p - j - 1) + (v - 1) * (interleavedGroupSize(m, p) ?? p) + 1) / v);
     case 'zbv': return Math.min(m, p);
+    case 'dualpipev': return Math.min(m, p + 0.5);
     case 'interleaved-zb': return Math.min(m, ((v - 1) * (zeroBubbleRoundSize(m, p) ?? p) + p) / v);
   }
+}
+
+/**
+ * DualPipeV (DeepSeek's DualPipe repository, `dualpipev.py`; torch.distributed.pipelining
+ * ScheduleDualPipeV; torchtitan `DualPipeV`): DualPipe cut in half, ZBV's V fed from one end, in
+ * eight steps. 1: 2(p - j - 1) F0; 2: j + 1 pairs F0 F1; 3: p - j - 1 rounds B1 (input gradient
+ * only), the oldest queued W, F1; 4 (main): m - 2p + j + 1 rounds F0 with a full B1, F1 with a
+ * full B0 (the pairs DualPipe overlaps, here one after the other); 5: p - j - 1 rounds full B1, F1
+ * with full B0; 6: j + 1 pairs B1 B0, from the middle pair on input-gradient only (their Ws
+ * queued; the switch point depends on j's parity); 7: p - j - 1 rounds W, B0 (input gradient);
+ * 8: the j + 1 queued Ws. A full backward is B followed at once by its W. Needs m >= 2p (torch
+ * refuses fewer microbatches than virtual stages); throws otherwise.
+ */
+function dualPipeVOrder(j: number, p: number, m: number): ScheduledOp[] {
+  if (m < 2 * p) throw new Error(`DualPipeV needs at least 2p = ${2 * p} microbatches, got ${m}`);
+  const ops: ScheduledOp[] = [];
+  const forwards = [0, 0];
+  const backwards = [0, 0];
+  const queued: ScheduledOp[] = [];
+  const F = (chunk: 0 | 1) => ops.push({ kind: 'forward', chunk, microbatch: forwards[chunk]!++ });
+  const B = (chunk: 0 | 1, deferWeight: boolean) => {
+    const microbatch = backwards[chunk]!++;
+    ops.push({ kind: 'backward', chunk, microbatch });
+    const weight: ScheduledOp = { kind: 'weight', chunk, microbatch };
+    if (deferWeight) queued.push(weight); else ops.push(weight);
+  };
+  const W = () => { const weight = queued.shift(); if (weight) ops.push(weight); };
+  for (let i = 0; i < 2 * (p - j - 1); i++) F(0);
+  for (let i = 0; i <= j; i++) { F(0); F(1); }
+  for (let i = 0; i < p - j - 1; i++) { B(1, true); W(); F(1); }
+  for (let i = 0; i < m - 2 * p + j + 1; i++) { F(0); B(1, false); F(1); B(0, false); }
+  for (let i = 0; i < p - j - 1; i++) { B(1, false); F(1); B(0, false); }
+  let defer = false;
+  const middle = Math.floor((j + 1) / 2);
+  for (let i = 0; i <= j; i++) {
+    if (i === middle && j % 2 === 1) defer = true;
+    B(1, defer);
+    if (i === middle && j % 2 === 0) defer = true;
+    B(0, defer);
+  }
+  for (let i = 0; i < p - j - 1; i++) { W(); B(0, true); }
+  for (let i = 0; i <= j; i++) W();
+  return ops;
 }
