@@ -61,7 +61,7 @@ export class EnumerationTables {
 
   constructor(private readonly scenario: Scenario) {}
 
-  /** Stages of a pp-stage pipeline with `virtualStages` chunks per stage, balanced layers; `vShaped`: ZBV's folded chain (the loss on stage 0). */
+  /** Stages of a pp-stage pipeline with `virtualStages` chunks per stage, balanced layers; `vShaped`: the chain folded into a V (ZBV, DualPipeV: the loss on stage 0; the layout depends only on the fold, so 'zbv' stands for both). */
   pipeline(pp: number, virtualStages: number, vShaped = false): PipelineStages {
     const key = (pp * 4096 + virtualStages) * 2 + (vShaped ? 1 : 0);
     let found = this.pipelines.get(key);
@@ -76,7 +76,7 @@ export class EnumerationTables {
 
   /** The stage tables of a configuration: one key built, one lookup (the stage-time key only on a miss). */
   forConfig(config: ConfigTablesPlan & Partial<Pick<PlanSpec, 'schedule'>>): ConfigStageTables {
-    // ZBV's V moves the output layer to stage 0: its stages, times and memory differ from a looped chain's.
+    // A V (ZBV, DualPipeV) moves the output layer to stage 0: its stages, times and memory differ from a looped chain's.
     const vShaped = config.schedule !== undefined && isVShaped(config.schedule);
     const shape = vShaped ? ' v' : '';
     const key = configTablesKey(config) + shape;

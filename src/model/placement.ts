@@ -19,7 +19,7 @@ export interface StageLayout {
   readonly chunkLayers: readonly number[];
   readonly hasEmbedding: boolean;
   readonly hasOutputLayer: boolean;
-  /** Set (true) only where a stage holds both ends and still exchanges activations with other stages: ZBV's stage 0. Absent: it does unless it holds both ends. */
+  /** Set (true) only where a stage holds both ends and still exchanges activations with other stages: stage 0 of a V (ZBV, DualPipeV). Absent: it does unless it holds both ends. */
   readonly pipelinePeers?: boolean;
 }
 
@@ -101,13 +101,14 @@ function checkDegrees(scenario: Scenario, plan: PlanSpec, issues: InputIssue[], 
 
 /**
  * Chunks per GPU the schedule needs (docs/cost-model.md §5): the interleaved schedules 2 or more,
- * ZBV exactly 2 (its V folds a chain of 2p virtual stages), the others 1. The problem, or undefined.
+ * ZBV and DualPipeV exactly 2 (their V folds a chain of 2p virtual stages), the others 1. The
+ * problem, or undefined.
  */
 export function scheduleChunksProblem(plan: Pick<PlanSpec, 'schedule' | 'virtualStages'>): string | undefined {
   const v = plan.virtualStages;
   if (isVShaped(plan.schedule)) return v === 2 ? undefined : `the ${plan.schedule} schedule needs exactly 2 virtual stages (its V), got ${v}`;
   if (isChunked(plan.schedule)) return v >= 2 ? undefined : `the ${plan.schedule} schedule needs at least 2 virtual stages`;
-  return v === 1 ? undefined : `${v} virtual stages need schedule 'interleaved' or 'interleaved-zb' (got '${plan.schedule}')`;
+  return v === 1 ? undefined : `${v} virtual stages need schedule 'interleaved' or 'interleaved-zb' (exactly 2: also 'zbv' or 'dualpipev'; got '${plan.schedule}')`;
 }
 
 /**
@@ -134,7 +135,7 @@ const stageUnits = (layers: number, stage: number, lossStage: number, split: Pip
  * Default layers per stage: {@link balancedLayers} of the model's layers, or, when the embedding
  * or the loss counts as a layer, of the layers plus those, the first stage then holding one layer
  * fewer for the embedding and the last one fewer for the loss (126 layers on 16 stages: 7, 8 x 14, 7);
- * under ZBV's V the loss is on the first stage (`lossStage` 0), which then holds one fewer for each.
+ * under a V (ZBV, DualPipeV) the loss is on the first stage (`lossStage` 0), which then holds one fewer for each.
  */
 export function defaultLayersPerStage(layers: number, pp: number, split: PipelineSplitSpec, lossStage = pp - 1): number[] {
   const out = balancedLayers(pipelineUnits(layers, split), pp);
@@ -223,7 +224,7 @@ function resolveGroups(scenario: Scenario, plan: PlanSpec, issues: InputIssue[],
  * split and takes the place of a layer in the first (last) chunk: the first virtual stage of the
  * chain holds the embedding and one layer fewer, the last the output layer and loss and one fewer
  * (Megatron-LM's --account-for-*-in-pipeline-split; Llama 3 §3.3.2: chunks of the embedding alone
- * and of the output and loss alone). Under ZBV the chain is folded into a V (schedule-chain.ts):
+ * and of the output and loss alone). Under ZBV and DualPipeV the chain is folded into a V (schedule-chain.ts):
  * the last virtual stage, with the output layer and loss, is stage 0's second chunk.
  */
 export function buildStages(
@@ -240,7 +241,7 @@ export function buildStages(
     if (stage === lossStage && split.lossAsLayer) chunks[v - 1]! -= 1;
     return chunks;
   });
-  // Virtual stage q runs the q-th contiguous block of layers: q = chunk * pp + stage, or ZBV's V (schedule-chain.ts).
+  // Virtual stage q runs the q-th contiguous block of layers: q = chunk * pp + stage, or the V (schedule-chain.ts).
   const firstLayer: number[][] = layersPerStage.map(() => []);
   let next = 0;
   for (let q = 0; q < v * plan.pp; q++) {
@@ -262,7 +263,7 @@ export function buildStages(
       chunkLayers: chunkLayers[stage]!,
       hasEmbedding: stage === 0,
       hasOutputLayer: stage === lossStage,
-      // Only where holding both ends does not mean a one-stage pipeline: ZBV's stage 0.
+      // Only where holding both ends does not mean a one-stage pipeline: stage 0 of a V.
       ...(stage === 0 && stage === lossStage && plan.pp > 1 ? { pipelinePeers: true } : {}),
     };
   });
