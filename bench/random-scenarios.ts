@@ -61,7 +61,7 @@ export const smallScenarioArbitrary = fc.record({
   pp: someOf([1, 2, 3, 4]),
   ep: someOf([1, 2]),
   microBatchSeqs: someOf([1, 2]),
-  schedules: someOf(['gpipe', '1f1b', 'interleaved', 'zb-h1'] as const),
+  schedules: someOf(['gpipe', '1f1b', 'interleaved', 'zb-h1', 'zbv', 'interleaved-zb', 'dualpipev'] as const),
   virtualStages: someOf([2, 3]),
   precision: fc.constantFrom('bf16', 'bf16', 'fp8'),
   recompute: someOf(['none', 'full'] as const),

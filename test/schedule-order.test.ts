@@ -1,16 +1,17 @@
 /** Microbatches held per stage: memory's count against the op order the timeline simulates. */
 import { activationsGiB, microbatchesInFlight, stageMemory, stageMemoryBasis } from '../src/model/memory';
-import { interleavedGroupSize } from '../src/model/pipeline';
+import { scheduleMicrobatchProblem } from '../src/model/pipeline';
+import { isChunked, isVShaped } from '../src/model/schedule-chain';
 import { simulateSchedule } from '../src/model/pipeline-timeline';
 import { layOutPlan } from '../src/model/placement';
 import { SCHEDULES, type Schedule } from '../src/model/plan-schema';
 import { peakMicrobatchesHeld, stageOrder } from '../src/model/schedule-order';
 import { loadFixture, readPlanFixture } from './helpers/fixtures';
 
-const chunksFor = (schedule: Schedule): readonly number[] => (schedule === 'interleaved' ? [2, 3, 4] : [1]);
+const chunksFor = (schedule: Schedule): readonly number[] => (isVShaped(schedule) ? [2] : isChunked(schedule) ? [2, 3, 4] : [1]);
 /** Microbatch counts around p: fewer than p, not multiples of p, and well past it. */
 const countsFor = (p: number): number[] => Array.from({ length: 3 * p + 6 }, (_, i) => i + 1);
-const runs = (schedule: Schedule, p: number, m: number) => schedule !== 'interleaved' || interleavedGroupSize(m, p) !== undefined;
+const runs = (schedule: Schedule, p: number, m: number) => scheduleMicrobatchProblem(schedule, m, p) === undefined;
 
 describe('microbatches held per stage', () => {
   it.each(SCHEDULES)('%s: memory\'s count equals the walk of the simulated op order (every stage, p 1-16, every v, m 1 to 3p + 6)', (schedule) => {
@@ -33,7 +34,7 @@ describe('microbatches held per stage', () => {
 
   it.each(SCHEDULES)('%s: the timeline runs each stage\'s ops in that order, so it holds the same peak (p 1-8, m 1 to 2p + 3)', (schedule) => {
     for (let p = 1; p <= 8; p++) {
-      const v = schedule === 'interleaved' ? 2 : 1;
+      const v = isChunked(schedule) ? 2 : 1;
       for (let m = 1; m <= 2 * p + 3; m++) {
         if (!runs(schedule, p, m)) continue;
         const timeline = simulateSchedule({ schedule, virtualStages: v, microbatches: m, forwardS: new Array(p).fill(1), backwardS: new Array(p).fill(2), hops: [] });

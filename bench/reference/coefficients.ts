@@ -143,7 +143,7 @@ export function computeCoefficients(
     const shortPipelineGapS = shortPipelineS(steps, forwards, steps.length - 1, plan);
     const crossingsPerLink = new Map<number, number>();
     let crossingLatencyS = 0;
-    const hops = chainCrossings(layout.stageSite, config.virtualStages);
+    const hops = chainCrossings(layout.stageSite, config);
     for (const hop of hops) {
       crossingLatencyS += routeLatencyS(scenario, hop.from, hop.to);
       for (const link of scenario.routes[hop.from]![hop.to]!) crossingsPerLink.set(link, (crossingsPerLink.get(link) ?? 0) + 1);

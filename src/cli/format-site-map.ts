@@ -24,6 +24,6 @@ export function formatSiteMap(scenario: Scenario, evaluation: Evaluation): strin
 /** One line: schedule, chunks, microbatches per replica, bubble and cross-site share of the iteration. */
 export function formatScheduleSummary(plan: PlanSpec, evaluation: Evaluation): string {
   const p = evaluation.predicted;
-  const chunks = plan.schedule === 'interleaved' ? `, ${plan.virtualStages} chunks per stage` : '';
+  const chunks = plan.virtualStages > 1 ? `, ${plan.virtualStages} chunks per stage` : '';
   return `Schedule: ${plan.schedule}${chunks}, ${plan.pp} stage(s) x ${+p.microbatchesPerReplica.toFixed(3)} microbatch(es) of ${plan.microBatchSeqs} seq per replica; bubble ${(100 * p.breakdown.bubbleS / p.iterationTimeS).toFixed(1)}%, cross-site ${(100 * p.breakdown.crossSiteS / p.iterationTimeS).toFixed(1)}% of the iteration`;
 }

@@ -31,7 +31,7 @@ export const SEARCH_DOMAINS = {
   pp: [1, 2, 4, 8, 16, 32, 64, 128],
   microBatchSeqs: [1, 2, 4, 8],
   virtualStages: [2, 3, 4, 8],
-  schedules: ['gpipe', '1f1b', 'interleaved', 'zb-h1'],
+  schedules: ['gpipe', '1f1b', 'interleaved', 'zb-h1', 'zbv', 'interleaved-zb', 'dualpipev'],
   recompute: ['none', 'selective', 'full'],
   zero: [0, 1, 2, 3],
 } as const satisfies Record<string, readonly (number | string)[]>;

@@ -52,6 +52,15 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
     case 'zb-h1':
       messages.push({ severity: 'error', message: 'Megatron-LM has no zero-bubble (ZB-H1) schedule; it would run 1F1B with three times the planned bubble' });
       break;
+    case 'interleaved-zb':
+      messages.push({ severity: 'error', message: 'Megatron-LM has no interleaved zero-bubble schedule (it does not split the backward into input- and weight-gradient passes); it would run interleaved 1F1B with a larger bubble; export to torchtitan (InterleavedZeroBubble) instead' });
+      break;
+    case 'zbv':
+      messages.push({ severity: 'error', message: 'Megatron-LM has no V-shaped zero-bubble (ZBV) schedule: it places chunks in a loop, not a V, and does not split the backward; export to torchtitan (ZBVZeroBubble) instead' });
+      break;
+    case 'dualpipev':
+      messages.push({ severity: 'error', message: 'Megatron-LM (upstream) has no DualPipeV schedule: it places chunks in a loop, not a V, and does not split the backward; export to torchtitan (DualPipeV) instead' });
+      break;
   }
 
   args.push(['--micro-batch-size', plan.microBatchSeqs], ['--global-batch-size', training.globalBatchSeqs]);

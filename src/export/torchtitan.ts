@@ -5,7 +5,9 @@
  */
 import type { PlanLayout } from '../model/placement';
 import { expertTpOf, type Schedule } from '../model/plan-schema';
+import { scheduleMicrobatchProblem } from '../model/pipeline';
 import type { Scenario } from '../model/scenario';
+import { stageOfVirtualStage } from '../model/schedule-chain';
 import { microbatchesPerReplica, networkNote } from './common';
 import { criticalReplicas } from './critical-replicas';
 import type { ExportMessage, FrameworkExport } from './export-types';
@@ -13,7 +15,10 @@ import { rankToSiteMap } from './rank-map';
 
 type TomlValue = string | number | boolean | readonly (readonly string[])[] | readonly string[];
 
-const SCHEDULE_NAMES: Record<Schedule, string> = { gpipe: 'GPipe', '1f1b': '1F1B', interleaved: 'Interleaved1F1B', 'zb-h1': '1F1B' };
+const SCHEDULE_NAMES: Record<Schedule, string> = {
+  gpipe: 'GPipe', '1f1b': '1F1B', interleaved: 'Interleaved1F1B', 'zb-h1': '1F1B',
+  zbv: 'ZBVZeroBubble', 'interleaved-zb': 'InterleavedZeroBubble', dualpipev: 'DualPipeV',
+};
 
 export function exportTorchtitan(scenario: Scenario, layout: PlanLayout): FrameworkExport {
   const { plan } = layout;
@@ -61,6 +66,10 @@ export function exportTorchtitan(scenario: Scenario, layout: PlanLayout): Framew
   if (plan.pp > 1) {
     parallelism.push(['pipeline_parallel_schedule', SCHEDULE_NAMES[plan.schedule]], ['pipeline_parallel_microbatch_size', plan.microBatchSeqs]);
     parallelism.push(...stageSplit(scenario, layout, messages));
+  }
+  if (plan.schedule === 'interleaved-zb' && plan.pp > 1) {
+    const problem = scheduleMicrobatchProblem(plan.schedule, m, plan.pp);
+    if (problem !== undefined) messages.push({ severity: 'error', message: `${problem}; the plan has ${m}` });
   }
   if (plan.schedule === 'zb-h1') {
     messages.push({ severity: 'error', message: 'torchtitan has no single-stage zero-bubble schedule (InterleavedZeroBubble and ZBVZeroBubble need two or more stages per rank); exported as 1F1B, which has three times the planned bubble' });
@@ -111,12 +120,14 @@ function stageSplit(scenario: Scenario, layout: PlanLayout, messages: ExportMess
       }
     }
   }
-  // Any other split, and every interleaved one: name the modules of each virtual stage (loop order: rank r holds stages r, r + pp, ...).
+  // Any other split, and every interleaved one: name the modules of each virtual stage in chain order (loop: rank r
+  // holds stages r, r + pp, ...; ZBV's V: rank r holds stages r and 2pp - 1 - r, torch's style "v").
   const p = plan.pp;
   const parts: string[][] = [];
   let next = 0;
-  for (let chunk = 0; chunk < plan.virtualStages; chunk++) {
-    for (let stage = 0; stage < p; stage++) {
+  for (let q = 0; q < p * plan.virtualStages; q++) {
+    {
+      const { stage, chunk } = stageOfVirtualStage(plan.schedule, q, p);
       const count = stages[stage]!.chunkLayers[chunk]!;
       const part = Array.from({ length: count }, (_, k) => `layers.${next + k}`);
       next += count;

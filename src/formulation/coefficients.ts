@@ -8,7 +8,8 @@ import { CALIBRATION } from '../model/calibration-constants';
 import { routeLatencyS } from '../model/cross-site';
 import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
 import { allReduceS, tierForGroup } from '../model/network';
-import { chainCrossings, exposedSyncS, fillDrainS, forwardPartS, shortPipelineS } from '../model/pipeline';
+import { chainCrossings, exposedSyncS, fewestScheduleMicrobatches, fillDrainS, forwardPartS, scheduleMicrobatchProblem, shortPipelineS } from '../model/pipeline';
+import { isVShaped } from '../model/schedule-chain';
 import type { StageLayout } from '../model/placement';
 import { expertDataParallel, type PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
@@ -96,8 +97,8 @@ export function microbatchCounts(totalMicrobatches: number, dp: number, fewest =
   return divisorsOfTotal.filter((k) => k >= fewest && k >= even / 4 && k <= even * 4 && k <= totalMicrobatches - (dp - 1));
 }
 
-/** The fewest microbatches a replica may run: pp for the interleaved schedule (Megatron-LM's microbatch groups), else 1. */
-export const fewestMicrobatches = (config: Pick<ParallelConfig, 'schedule' | 'pp'>): number => (config.schedule === 'interleaved' ? config.pp : 1);
+/** The fewest microbatches a replica may run: pp for the interleaved schedules, 2pp - 1 for ZBV, else 1 (fewestScheduleMicrobatches). */
+export const fewestMicrobatches = (config: Pick<ParallelConfig, 'schedule' | 'pp'>): number => fewestScheduleMicrobatches(config.schedule, config.pp);
 
 /**
  * The fewest microbatches the busiest replica can run: replicas average M/dp, so one runs at
@@ -134,10 +135,10 @@ type LayoutShape = Omit<LayoutCoefficients, 'fittingMicrobatches'>;
 /** Cross-site boundaries of a layout's chain of virtual stages (layout and virtual stage count only). */
 type LayoutRoute = Pick<LayoutCoefficients, 'crossingsPerLink' | 'crossings' | 'crossingLatencyS'>;
 
-function layoutRoute(scenario: Scenario, layout: ReplicaLayout, virtualStages: number): LayoutRoute {
+function layoutRoute(scenario: Scenario, layout: ReplicaLayout, plan: Pick<PlanSpec, 'schedule' | 'virtualStages'>): LayoutRoute {
   const crossingsPerLink = new Map<number, number>();
   let crossingLatencyS = 0;
-  const hops = chainCrossings(layout.stageSite, virtualStages);
+  const hops = chainCrossings(layout.stageSite, plan);
   for (const hop of hops) {
     crossingLatencyS += routeLatencyS(scenario, hop.from, hop.to);
     for (const link of scenario.routes[hop.from]![hop.to]!) crossingsPerLink.set(link, (crossingsPerLink.get(link) ?? 0) + 1);
@@ -164,7 +165,7 @@ function layoutShape(scenario: Scenario, plan: ParallelConfig, layout: ReplicaLa
   const bubbleS = fillDrainS(steps, forwards, plan);
   // One microbatch short of pp: the gap each missing microbatch leaves (non-decreasing in the stage times too).
   const shortPipelineGapS = shortPipelineS(steps, forwards, steps.length - 1, plan);
-  const route = tables.layoutValue(layout, `route ${plan.virtualStages}`, () => layoutRoute(scenario, layout, plan.virtualStages));
+  const route = tables.layoutValue(layout, `route ${plan.virtualStages}${isVShaped(plan.schedule) ? ' v' : ''}`, () => layoutRoute(scenario, layout, plan));
   const gpusPerStage = plan.tp * plan.cp;
   const footprint = tables.layoutValue(layout, `footprint ${gpusPerStage}`, () => layoutFootprint(scenario, layout, gpusPerStage));
   let backward = 0;
@@ -192,7 +193,9 @@ function layoutShape(scenario: Scenario, plan: ParallelConfig, layout: ReplicaLa
 function fittingChoices(scenario: Scenario, plan: PlanSpec, bases: readonly StageMemoryBasis[], microbatchChoices: readonly number[]): boolean[][][] {
   const capacities = scenario.sites.map((site) => site.gpu.memoryGiB);
   return bases.map((basis, j) => {
-    const needs = microbatchChoices.map((k) => stageMemoryTotalGiB(basis, plan, activationsGiB(basis, microbatchesInFlight(plan, j, k))));
+    // A count the schedule cannot run (torch's interleaved zero-bubble rounds) fits nowhere.
+    const needs = microbatchChoices.map((k) => (scheduleMicrobatchProblem(plan.schedule, k, plan.pp) === undefined
+      ? stageMemoryTotalGiB(basis, plan, activationsGiB(basis, microbatchesInFlight(plan, j, k))) : Infinity));
     return capacities.map((capacity) => needs.map((need) => need <= capacity));
   });
 }

@@ -12,6 +12,7 @@ import { stageMemoryBasis, type MemoryBasisPlan, type StageMemoryBasis } from '.
 import type { PlanSpec } from '../model/plan-schema';
 import { balancedLayers, buildStages, type StageLayout } from '../model/placement';
 import type { Scenario } from '../model/scenario';
+import { isVShaped } from '../model/schedule-chain';
 import { stageTime, type StageTime, type StageTimePlan } from '../model/stage-cost';
 import { fieldKey } from './field-key';
 import { dataParallelDegrees, divisors } from './search-space';
@@ -60,12 +61,12 @@ export class EnumerationTables {
 
   constructor(private readonly scenario: Scenario) {}
 
-  /** Stages of a pp-stage pipeline with `virtualStages` chunks per stage, balanced layers. */
-  pipeline(pp: number, virtualStages: number): PipelineStages {
-    const key = pp * 4096 + virtualStages;
+  /** Stages of a pp-stage pipeline with `virtualStages` chunks per stage, balanced layers; `vShaped`: the chain folded into a V (ZBV, DualPipeV: the loss on stage 0; the layout depends only on the fold, so 'zbv' stands for both). */
+  pipeline(pp: number, virtualStages: number, vShaped = false): PipelineStages {
+    const key = (pp * 4096 + virtualStages) * 2 + (vShaped ? 1 : 0);
     let found = this.pipelines.get(key);
     if (!found) {
-      const stages = buildStages(this.scenario, { pp, virtualStages }, balancedLayers(this.scenario.model.layers, pp));
+      const stages = buildStages(this.scenario, { pp, virtualStages, schedule: vShaped ? 'zbv' : '1f1b' }, balancedLayers(this.scenario.model.layers, pp));
       const representative = stages.map((stage) => stages.findIndex((other) => sameShape(stage, other)));
       found = { stages, representative, distinct: representative.flatMap((first, j) => (first === j ? [j] : [])) };
       this.pipelines.set(key, found);
@@ -74,12 +75,15 @@ export class EnumerationTables {
   }
 
   /** The stage tables of a configuration: one key built, one lookup (the stage-time key only on a miss). */
-  forConfig(config: ConfigTablesPlan): ConfigStageTables {
-    const key = configTablesKey(config);
+  forConfig(config: ConfigTablesPlan & Partial<Pick<PlanSpec, 'schedule'>>): ConfigStageTables {
+    // A V (ZBV, DualPipeV) moves the output layer to stage 0: its stages, times and memory differ from a looped chain's.
+    const vShaped = config.schedule !== undefined && isVShaped(config.schedule);
+    const shape = vShaped ? ' v' : '';
+    const key = configTablesKey(config) + shape;
     let found = this.configTables.get(key);
     if (!found) {
-      const pipeline = this.pipeline(config.pp, config.virtualStages);
-      const timesKey = stageTimeKey(config);
+      const pipeline = this.pipeline(config.pp, config.virtualStages, vShaped);
+      const timesKey = stageTimeKey(config) + shape;
       let times = this.times.get(timesKey);
       if (!times) { times = this.computeTimes(config, pipeline); this.times.set(timesKey, times); }
       found = { pipeline, times, memoryBases: this.computeMemoryBases(config, pipeline) };
@@ -89,12 +93,12 @@ export class EnumerationTables {
   }
 
   /** Stage times at every site (no pod spill: sitesUsedGpus 0). */
-  siteStageTimes(config: ConfigTablesPlan): SiteStageTimes {
+  siteStageTimes(config: ConfigTablesPlan & Partial<Pick<PlanSpec, 'schedule'>>): SiteStageTimes {
     return this.forConfig(config).times;
   }
 
   /** Memory basis of every stage (identical stages share one object). */
-  memoryBases(config: ConfigTablesPlan): readonly StageMemoryBasis[] {
+  memoryBases(config: ConfigTablesPlan & Partial<Pick<PlanSpec, 'schedule'>>): readonly StageMemoryBasis[] {
     return this.forConfig(config).memoryBases;
   }
 

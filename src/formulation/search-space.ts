@@ -5,6 +5,7 @@
  */
 import type { PlanSpec, Recompute, Schedule } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
+import { isChunked, isVShaped } from '../model/schedule-chain';
 
 /** The outer discrete choices (kappa): everything but placement and network settings. */
 export interface ParallelConfig {
@@ -66,8 +67,8 @@ export function enumerateConfigs(scenario: Scenario, restriction: SpaceRestricti
   for (const tp of tpValues) for (const cp of cpValues) for (const ep of epValues) for (const expertTp of expertTpValues(tp, ep)) for (const pp of ppValues) {
     for (const microBatchSeqs of microBatchValues) for (const recompute of recomputeValues) for (const zero of zeroValues) {
       for (const schedule of schedules) {
-        const chunks = schedule === 'interleaved' ? virtualValues.filter((v) => v >= 2 && pp > 1 && pp * v <= model.layers) : [1];
-        if (schedule !== 'interleaved' && pp === 1 && schedule !== '1f1b') continue; // one stage: every schedule is the same
+        const chunks = chunksFor(schedule, pp, virtualValues, model.layers);
+        if (!isChunked(schedule) && pp === 1 && schedule !== '1f1b') continue; // one stage: every schedule is the same
         for (const virtualStages of chunks) configs.push({ tp, cp, ep, expertTp, pp, microBatchSeqs, schedule, virtualStages, recompute, zero });
       }
     }
@@ -184,4 +185,11 @@ export function planInSpace(plan: PlanSpec, restriction: SpaceRestriction): bool
   if (restriction.layouts === 'whole') return groups.every((g) => sitesOf(g) === 1);
   if (restriction.layouts === 'split') return groups.every((g) => sitesOf(g) === 2 && g.stageSites.length === 2);
   return true;
+}
+
+/** Chunks per GPU to try with a schedule: the listed counts (2 or more) for the interleaved ones, 2 for ZBV, 1 otherwise; none with one stage. */
+function chunksFor(schedule: Schedule, pp: number, virtualValues: readonly number[], layers: number): number[] {
+  if (isVShaped(schedule)) return pp > 1 && 2 * pp <= layers ? [2] : [];
+  if (isChunked(schedule)) return virtualValues.filter((v) => v >= 2 && pp > 1 && pp * v <= layers);
+  return [1];
 }

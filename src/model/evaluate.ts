@@ -6,7 +6,7 @@
 import { CALIBRATION } from './calibration-constants';
 import { addRouteLoad, busierDirectionBytes, emptyLoads, linkBusyS, linkSettings, ringHops, routeLatencyS, type LinkLoad } from './cross-site';
 import { reduceScatterS, tierForGroup } from './network';
-import { chainCrossings, exposedSyncS, forwardPartS, interleavedGroupSize, pipelineWithHopsS } from './pipeline';
+import { chainCrossings, exposedSyncS, forwardPartS, pipelineWithHopsS, scheduleMicrobatchProblem } from './pipeline';
 import { layOutPlan, type PlanLayout, type ReplicaGroupLayout, type StageLayout } from './placement';
 import { expertDataParallel, type PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
@@ -266,13 +266,14 @@ function checkBatch(scenario: Scenario, plan: PlanSpec, groups: readonly Replica
   }
 }
 
-/** Megatron-LM's interleaved schedule needs at least pp microbatches per replica (docs/cost-model.md §5). */
+/** The microbatches each replica group runs must suit the schedule (scheduleMicrobatchProblem; docs/cost-model.md §5). */
 function checkSchedule(plan: PlanSpec, groups: readonly ReplicaGroupLayout[], violations: string[]): void {
-  if (plan.schedule !== 'interleaved') return;
-  const short = groups.filter((g) => Number.isInteger(g.microbatches) && interleavedGroupSize(g.microbatches, plan.pp) === undefined);
-  if (short.length > 0) {
-    violations.push(`the interleaved schedule needs at least pp = ${plan.pp} microbatches per replica, a replica group runs ${short.map((g) => g.microbatches).join('/')}`);
+  const problems = new Map<string, number[]>();
+  for (const g of groups) {
+    const problem = scheduleMicrobatchProblem(plan.schedule, g.microbatches, plan.pp);
+    if (problem !== undefined) problems.set(problem, [...(problems.get(problem) ?? []), g.microbatches]);
   }
+  for (const [problem, counts] of problems) violations.push(`${problem}, a replica group runs ${counts.join('/')}`);
 }
 
 /** How one replica group's iteration ends (docs/cost-model.md §5). */
@@ -487,7 +488,7 @@ function modelGroupPipelines(
   const gpusPerReplicaStage = plan.tp * plan.cp;
   const ppLoads = emptyLoads(scenario);
   const sendBytes = plan.microBatchSeqs * scenario.training.seqLen * scenario.model.hidden * BF16_BYTES;
-  const crossings = groups.map((group) => chainCrossings(group.stageSite, plan.virtualStages));
+  const crossings = groups.map((group) => chainCrossings(group.stageSite, plan));
   groups.forEach((group, g) => {
     for (const hop of crossings[g]!) addRouteLoad(scenario, ppLoads, hop.from, hop.to, group.replicas * sendBytes, group.replicas * gpusPerReplicaStage, true);
   });
@@ -498,14 +499,10 @@ function modelGroupPipelines(
     const max = Math.max(...stepS);
     const bottleneckStage = stepS.indexOf(max);
     const hops: ChainHop[] = [];
-    const p = group.stageSite.length;
-    for (let q = 0; q + 1 < p * plan.virtualStages; q++) {
-      const from = group.stageSite[q % p]!;
-      const to = group.stageSite[(q + 1) % p]!;
-      if (from === to) continue;
+    for (const { from, to, virtualStage } of crossings[g]!) {
       const links = scenario.routes[from]![to]!;
       const hopStep = Math.max(...links.map((link) => ppLinkStepS[link]!));
-      hops.push({ virtualStage: q, fromSite: from, toSite: to, links, latencyS: routeLatencyS(scenario, from, to), stepS: hopStep });
+      hops.push({ virtualStage, fromSite: from, toSite: to, links, latencyS: routeLatencyS(scenario, from, to), stepS: hopStep });
     }
     const m = group.microbatches;
     const forwardS = stepS.map((step, j) => forwardPartS(step, stageTimes[j]!));

@@ -104,7 +104,7 @@ function fp8CopiedParams(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'ep' | 
  * Transformer Engine's amax reduction in fp8.
  */
 export function ncclCommunicators(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'cp' | 'ep'>, stage: StageLayout): number {
-  const pipeline = stage.hasEmbedding && stage.hasOutputLayer ? 0 : 1;
+  const pipeline = (stage.pipelinePeers ?? !(stage.hasEmbedding && stage.hasOutputLayer)) ? 1 : 0;
   return (plan.tp > 1 ? 1 : 0) + (plan.cp > 1 ? 1 : 0) + (plan.ep > 1 ? 1 : 0) + pipeline + 1 + (scenario.training.precision === 'fp8' ? 1 : 0);
 }
 

@@ -1,6 +1,7 @@
 /**
  * One iteration's pipeline phase op by op: a discrete-event simulation of the GPipe, 1F1B,
- * interleaved 1F1B (Megatron's order) and ZB-H1 schedules. Each stage runs one op at a time in
+ * interleaved 1F1B (Megatron's order), ZB-H1, ZBV, interleaved zero-bubble and DualPipeV schedules
+ * (the V-shaped ones on their folded chain, schedule-chain.ts). Each stage runs one op at a time in
  * its schedule's order (schedule-order.ts, the same order memory counts held microbatches by),
  * as soon as its input has arrived; a boundary between sites is a send that holds the link
  * direction for the link's per-microbatch step and then takes the route's latency
@@ -12,6 +13,7 @@ import { forwardPartS } from './pipeline';
 import type { PlanLayout } from './placement';
 import type { Schedule } from './plan-schema';
 import type { Scenario } from './scenario';
+import { splitsBackward, virtualStageOf } from './schedule-chain';
 import { stageOrder, type PipelineOpKind, type ScheduledOp } from './schedule-order';
 
 /** One op of one microbatch on one stage (model chunk `chunk` of the stage). */
@@ -67,7 +69,8 @@ export function simulateSchedule(inputs: ScheduleInputs): PipelineTimeline {
   const m = inputs.microbatches;
   if (!Number.isInteger(m) || m < 1) throw new Error(`the timeline needs a whole number of microbatches, got ${m}`);
   const chain = p * v;
-  const splitWeight = inputs.schedule === 'zb-h1';
+  const splitWeight = splitsBackward(inputs.schedule);
+  const virtualStage = (j: number, chunk: number) => virtualStageOf(inputs.schedule, j, chunk, p);
   const orders = Array.from({ length: p }, (_, j) => stageOrder(inputs.schedule, j, p, v, m));
   const duration = (op: ScheduledOp, j: number): number => {
     if (op.kind === 'forward') return inputs.forwardS[j]! / v;
@@ -86,7 +89,7 @@ export function simulateSchedule(inputs: ScheduleInputs): PipelineTimeline {
   const sends: PipelineSend[] = [];
 
   const readyAt = (j: number, op: ScheduledOp): number => {
-    const q = op.chunk * p + j;
+    const q = virtualStage(j, op.chunk);
     if (op.kind === 'forward') return q === 0 ? 0 : arrive.forward[q - 1]![op.microbatch]!;
     if (op.kind === 'weight') return done.backward[q]![op.microbatch]!;
     return q === chain - 1 ? done.forward[q]![op.microbatch]! : arrive.backward[q + 1]![op.microbatch]!;
@@ -120,7 +123,7 @@ export function simulateSchedule(inputs: ScheduleInputs): PipelineTimeline {
     if (pick < 0 || !pickOp) throw new Error(`pipeline schedule ${inputs.schedule} deadlocked (p=${p}, v=${v}, m=${m})`);
     const op = pickOp;
     const endS = pickStart + duration(op, pick);
-    const q = op.chunk * p + pick;
+    const q = virtualStage(pick, op.chunk);
     ops.push({ stage: pick, chunk: op.chunk, microbatch: op.microbatch, kind: op.kind, startS: pickStart, endS });
     busy[pick]! += endS - pickStart;
     free[pick] = endS;

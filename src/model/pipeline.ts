@@ -4,18 +4,22 @@
  * bubble is (sum S - max S) for GPipe and 1F1B (eq. 5.1), that divided by v for the interleaved
  * schedule (eq. 5.2), and (sum Z - max Z) + max(0, p - m) * max_j min(F_j, W_j) for ZB-H1
  * (eq. 5.3; Z_j = max(F_j, W_j), W_j = (S_j - F_j) / 2 the weight-gradient half of the backward;
- * Qi et al. 2024: (p - 1)(F + B - W) with B = W when W <= F).
+ * Qi et al. 2024: (p - 1)(F + B - W) with B = W when W <= F), ZB-H1's divided by v for torch's
+ * interleaved zero-bubble schedule (eq. 5.5), (sum V - max V) for ZBV (eq. 5.6,
+ * V_j = max(W_j, 2F_j - W_j) / 2) and (sum D - max D) for DualPipeV (eq. 5.7,
+ * D_j = max(F_j, W_j - F_j / (p - 1)) / 2).
  */
 import type { PlanSpec } from './plan-schema';
+import { stageOfVirtualStage } from './schedule-chain';
 
-/** Sites crossed along one replica's chain of virtual stages: pairs (from, to) in chain order. */
-export function chainCrossings(stageSite: readonly number[], virtualStages: number): { readonly from: number; readonly to: number }[] {
+/** Sites crossed along one replica's chain of virtual stages (folded for ZBV): pairs (from, to) in chain order, with the virtual stage that sends. */
+export function chainCrossings(stageSite: readonly number[], plan: Pick<PlanSpec, 'schedule' | 'virtualStages'>): { readonly from: number; readonly to: number; readonly virtualStage: number }[] {
   const p = stageSite.length;
-  const crossings: { from: number; to: number }[] = [];
-  for (let q = 0; q + 1 < p * virtualStages; q++) {
-    const from = stageSite[q % p]!;
-    const to = stageSite[(q + 1) % p]!;
-    if (from !== to) crossings.push({ from, to });
+  const crossings: { from: number; to: number; virtualStage: number }[] = [];
+  for (let q = 0; q + 1 < p * plan.virtualStages; q++) {
+    const from = stageSite[stageOfVirtualStage(plan.schedule, q, p).stage]!;
+    const to = stageSite[stageOfVirtualStage(plan.schedule, q + 1, p).stage]!;
+    if (from !== to) crossings.push({ from, to, virtualStage: q });
   }
   return crossings;
 }
@@ -37,9 +41,21 @@ export function interleavedGroupSize(microbatches: number, pp: number): number |
 }
 
 /**
- * The part of the bubble that does not depend on m (eq. 5.1-5.3 without the ZB-H1 short-pipeline
- * term): fill and drain. Non-decreasing in every S_j and F_j, so the planner's bounds can call it
- * with optimistic stage times.
+ * torch.distributed.pipelining's interleaved schedules (ScheduleInterleavedZeroBubble) run
+ * microbatches in rounds: max(1, floor(m / p)) rounds of m / rounds microbatches each, and refuse
+ * an m the rounds do not divide. The round size (the microbatches per chunk before the next
+ * chunk's turn, Megatron's N), or undefined when m is not whole or the rounds do not divide it.
+ */
+export function zeroBubbleRoundSize(microbatches: number, pp: number): number | undefined {
+  if (!Number.isInteger(microbatches) || microbatches < 1) return undefined;
+  const rounds = Math.max(1, Math.floor(microbatches / pp));
+  return microbatches % rounds === 0 ? microbatches / rounds : undefined;
+}
+
+/**
+ * The part of the bubble that does not depend on m (eq. 5.1-5.3, 5.5-5.7 without the ZB-H1
+ * short-pipeline term): fill and drain. Non-decreasing in every S_j at a fixed forward share, so
+ * the planner's bounds can call it with optimistic stage times.
  */
 export function fillDrainS(stepS: readonly number[], forwardS: readonly number[], plan: Pick<PlanSpec, 'schedule' | 'virtualStages'>): number {
   switch (plan.schedule) {
@@ -47,6 +63,84 @@ export function fillDrainS(stepS: readonly number[], forwardS: readonly number[]
     case '1f1b': return sumButLargest(stepS);
     case 'interleaved': return sumButLargest(stepS) / plan.virtualStages;
     case 'zb-h1': return sumButLargest(stepS.map((step, j) => zeroBubbleShareS(step, forwardS[j]!)));
+    case 'interleaved-zb': return sumButLargest(stepS.map((step, j) => zeroBubbleShareS(step, forwardS[j]!))) / plan.virtualStages;
+    case 'zbv': return sumButLargest(stepS.map((step, j) => zbvShareS(step, forwardS[j]!)));
+    case 'dualpipev': return sumButLargest(stepS.map((step, j) => dualPipeVShareS(step, forwardS[j]!, stepS.length)));
+  }
+}
+
+/**
+ * The per-stage term whose sum over all stages but the largest is the fill/drain of the
+ * zero-bubble schedules (their forward share matters): each is S x g(forward share) with g >= 0.
+ * Undefined for the schedules whose fill/drain does not depend on the forward share.
+ */
+export function forwardShareTermS(schedule: PlanSpec['schedule'], stages: number): ((stepS: number, forwardS: number) => number) | undefined {
+  switch (schedule) {
+    case 'zb-h1':
+    case 'interleaved-zb': return zeroBubbleShareS;
+    case 'zbv': return zbvShareS;
+    case 'dualpipev': return (stepS, forwardS) => dualPipeVShareS(stepS, forwardS, stages);
+    default: return undefined;
+  }
+}
+
+/**
+ * DualPipeV's fill/drain per stage (eq. 5.7): max(F, W - F/(p - 1))/2 on p stages, so that on
+ * equal stages the fill/drain is max((p - 1)F, (p - 1)W - F)/2, the span of the op-by-op timeline
+ * of the published order (no forward/backward overlap) for every m >= 2p and forward share 0.1-0.5
+ * (test/zero-bubble-schedules.test.ts). Non-decreasing in S at a fixed forward share.
+ */
+export function dualPipeVShareS(stepS: number, forwardS: number, stages: number): number {
+  const weightS = (stepS - forwardS) / 2;
+  return Math.max(forwardS, stages > 1 ? weightS - forwardS / (stages - 1) : 0) / 2;
+}
+
+/**
+ * ZBV's fill/drain per stage (eq. 5.6): with a chunk's forward f = F/2 and weight-gradient pass
+ * w = W/2 (W = (S - F)/2), each of the other p - 1 stages leaves a gap of max(w, 2f - w). Exact on
+ * equal stages when F <= W (forward share <= 1/3, every plan this cost model produces: backward is
+ * twice the forward); above that the simulated span is (F - W)/2 shorter. Non-decreasing in S at a
+ * fixed forward share.
+ */
+export function zbvShareS(stepS: number, forwardS: number): number {
+  const chunkWeightS = (stepS - forwardS) / 4;
+  return Math.max(chunkWeightS, forwardS - chunkWeightS);
+}
+
+/**
+ * Why a replica with `microbatches` microbatches cannot run the schedule on `pp` stages, or
+ * undefined when it can (docs/cost-model.md §5): Megatron's interleaving needs m >= p; torch's
+ * interleaved zero-bubble needs m >= p (below that the cost model has no closed form) and m
+ * divisible by its rounds; ZBV needs m >= 2p - 1 (torch pads fewer with idle slots, which the
+ * closed form does not time); DualPipeV m >= 2p (torch refuses fewer).
+ */
+export function scheduleMicrobatchProblem(schedule: PlanSpec['schedule'], microbatches: number, pp: number): string | undefined {
+  if (!Number.isInteger(microbatches)) return undefined;
+  switch (schedule) {
+    case 'interleaved':
+      return interleavedGroupSize(microbatches, pp) === undefined ? `the interleaved schedule needs at least pp = ${pp} microbatches per replica` : undefined;
+    case 'interleaved-zb':
+      if (microbatches < pp) return `the interleaved zero-bubble schedule needs at least pp = ${pp} microbatches per replica`;
+      return zeroBubbleRoundSize(microbatches, pp) === undefined
+        ? `the interleaved zero-bubble schedule needs microbatches divisible by its max(1, floor(m / pp)) = ${Math.floor(microbatches / pp)} rounds`
+        : undefined;
+    case 'zbv':
+      return microbatches < 2 * pp - 1 ? `the ZBV schedule needs at least 2 x pp - 1 = ${2 * pp - 1} microbatches per replica` : undefined;
+    case 'dualpipev':
+      return microbatches < 2 * pp ? `the DualPipeV schedule needs at least 2 x pp = ${2 * pp} microbatches per replica` : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** The fewest microbatches a replica may run under the schedule: pp for the interleaved ones, 2pp - 1 for ZBV, 2pp for DualPipeV, else 1. */
+export function fewestScheduleMicrobatches(schedule: PlanSpec['schedule'], pp: number): number {
+  switch (schedule) {
+    case 'interleaved':
+    case 'interleaved-zb': return pp;
+    case 'zbv': return 2 * pp - 1;
+    case 'dualpipev': return 2 * pp;
+    default: return 1;
   }
 }
 

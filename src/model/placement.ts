@@ -6,6 +6,7 @@
  */
 import { planSchema, type PipelineSplitSpec, type PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
+import { isChunked, isVShaped, outputStageOf, stageOfVirtualStage } from './schedule-chain';
 import { isMoeLayer } from './transformer';
 import { ScenarioValidationError, issuesFromZod, type InputIssue } from './validation-error';
 
@@ -18,6 +19,8 @@ export interface StageLayout {
   readonly chunkLayers: readonly number[];
   readonly hasEmbedding: boolean;
   readonly hasOutputLayer: boolean;
+  /** Set (true) only where a stage holds both ends and still exchanges activations with other stages: stage 0 of a V (ZBV, DualPipeV). Absent: it does unless it holds both ends. */
+  readonly pipelinePeers?: boolean;
 }
 
 /** Identical pipeline replicas, each with stage `j` on site `stageSite[j]`. */
@@ -91,12 +94,8 @@ function checkDegrees(scenario: Scenario, plan: PlanSpec, issues: InputIssue[], 
   } else if ((plan.tp * plan.cp * plan.dp) % (plan.ep * plan.expertTp) !== 0) {
     issues.push({ path: at('expertTp'), message: `ep x expertTp = ${plan.ep * plan.expertTp} does not divide tp x cp x dp = ${plan.tp * plan.cp * plan.dp} (MoE Parallel Folding)` });
   }
-  if (plan.schedule === 'interleaved' && plan.virtualStages < 2) {
-    issues.push({ path: at('virtualStages'), message: 'the interleaved schedule needs at least 2 virtual stages' });
-  }
-  if (plan.schedule !== 'interleaved' && plan.virtualStages !== 1) {
-    issues.push({ path: at('virtualStages'), message: `${plan.virtualStages} virtual stages need schedule 'interleaved' (got '${plan.schedule}')` });
-  }
+  const virtualStagesProblem = scheduleChunksProblem(plan);
+  if (virtualStagesProblem !== undefined) issues.push({ path: at('virtualStages'), message: virtualStagesProblem });
   const split = pipelineSplitOf(plan, model.layers);
   const units = pipelineUnits(model.layers, split);
   if (plan.pp * plan.virtualStages > units) {
@@ -104,6 +103,18 @@ function checkDegrees(scenario: Scenario, plan: PlanSpec, issues: InputIssue[], 
     const hint = units < model.layers + 2 && plan.pp * plan.virtualStages <= model.layers + 2 ? '; pipelineSplit can count the embedding and the loss as layers' : '';
     issues.push({ path: at('pp'), message: `${plan.pp} stages x ${plan.virtualStages} chunks exceed ${model.layers} layers${counted}${hint}` });
   }
+}
+
+/**
+ * Chunks per GPU the schedule needs (docs/cost-model.md §5): the interleaved schedules 2 or more,
+ * ZBV and DualPipeV exactly 2 (their V folds a chain of 2p virtual stages), the others 1. The
+ * problem, or undefined.
+ */
+export function scheduleChunksProblem(plan: Pick<PlanSpec, 'schedule' | 'virtualStages'>): string | undefined {
+  const v = plan.virtualStages;
+  if (isVShaped(plan.schedule)) return v === 2 ? undefined : `the ${plan.schedule} schedule needs exactly 2 virtual stages (its V), got ${v}`;
+  if (isChunked(plan.schedule)) return v >= 2 ? undefined : `the ${plan.schedule} schedule needs at least 2 virtual stages`;
+  return v === 1 ? undefined : `${v} virtual stages need schedule 'interleaved' or 'interleaved-zb' (exactly 2: also 'zbv' or 'dualpipev'; got '${plan.schedule}')`;
 }
 
 /**
@@ -123,18 +134,19 @@ const pipelineUnits = (layers: number, split: PipelineSplitSpec): number =>
   layers + (split.embeddingAsLayer ? 1 : 0) + (split.lossAsLayer ? 1 : 0);
 
 /** Units (layers, plus the embedding or loss where it counts as a layer) stage `stage` of `pp` splits over its chunks. */
-const stageUnits = (layers: number, stage: number, pp: number, split: PipelineSplitSpec): number =>
-  layers + (stage === 0 && split.embeddingAsLayer ? 1 : 0) + (stage === pp - 1 && split.lossAsLayer ? 1 : 0);
+const stageUnits = (layers: number, stage: number, lossStage: number, split: PipelineSplitSpec): number =>
+  layers + (stage === 0 && split.embeddingAsLayer ? 1 : 0) + (stage === lossStage && split.lossAsLayer ? 1 : 0);
 
 /**
  * Default layers per stage: {@link balancedLayers} of the model's layers, or, when the embedding
  * or the loss counts as a layer, of the layers plus those, the first stage then holding one layer
- * fewer for the embedding and the last one fewer for the loss (126 layers on 16 stages: 7, 8 x 14, 7).
+ * fewer for the embedding and the last one fewer for the loss (126 layers on 16 stages: 7, 8 x 14, 7);
+ * under a V (ZBV, DualPipeV) the loss is on the first stage (`lossStage` 0), which then holds one fewer for each.
  */
-export function defaultLayersPerStage(layers: number, pp: number, split: PipelineSplitSpec): number[] {
+export function defaultLayersPerStage(layers: number, pp: number, split: PipelineSplitSpec, lossStage = pp - 1): number[] {
   const out = balancedLayers(pipelineUnits(layers, split), pp);
   if (split.embeddingAsLayer) out[0]! -= 1;
-  if (split.lossAsLayer) out[pp - 1]! -= 1;
+  if (split.lossAsLayer) out[lossStage]! -= 1;
   return out;
 }
 
@@ -142,14 +154,15 @@ function resolveLayersPerStage(scenario: Scenario, plan: PlanSpec, issues: Input
   const given = plan.placement?.layersPerStage;
   const layers = scenario.model.layers;
   const split = pipelineSplitOf(plan, layers);
-  if (given === undefined) return defaultLayersPerStage(layers, plan.pp, split);
+  const lossStage = outputStageOf(plan.schedule, plan.pp);
+  if (given === undefined) return defaultLayersPerStage(layers, plan.pp, split, lossStage);
   if (given.length !== plan.pp) {
     issues.push({ path: at('placement.layersPerStage'), message: `lists ${given.length} stages, pp is ${plan.pp}` });
   } else if (given.reduce((sum, n) => sum + n, 0) !== layers) {
     issues.push({ path: at('placement.layersPerStage'), message: `adds up to ${given.reduce((s, n) => s + n, 0)} layers, the model has ${layers}` });
   }
   given.forEach((n, stage) => {
-    const units = stageUnits(n, stage, plan.pp, split);
+    const units = stageUnits(n, stage, lossStage, split);
     if (units < plan.virtualStages) {
       const counted = units > n ? ` (with the embedding/loss counted as layers, ${units})` : '';
       issues.push({ path: at(`placement.layersPerStage[${stage}]`), message: `${n} layers${counted} cannot fill ${plan.virtualStages} virtual chunks` });
@@ -217,28 +230,30 @@ function resolveGroups(scenario: Scenario, plan: PlanSpec, issues: InputIssue[],
  * split and takes the place of a layer in the first (last) chunk: the first virtual stage of the
  * chain holds the embedding and one layer fewer, the last the output layer and loss and one fewer
  * (Megatron-LM's --account-for-*-in-pipeline-split; Llama 3 §3.3.2: chunks of the embedding alone
- * and of the output and loss alone).
+ * and of the output and loss alone). Under ZBV and DualPipeV the chain is folded into a V (schedule-chain.ts):
+ * the last virtual stage, with the output layer and loss, is stage 0's second chunk.
  */
 export function buildStages(
-  scenario: Scenario, plan: Pick<PlanSpec, 'pp' | 'virtualStages'> & Partial<Pick<PlanSpec, 'pipelineSplit'>>, layersPerStage: readonly number[],
+  scenario: Scenario, plan: Pick<PlanSpec, 'pp' | 'virtualStages'> & Partial<Pick<PlanSpec, 'pipelineSplit' | 'schedule'>>, layersPerStage: readonly number[],
 ): StageLayout[] {
   const v = plan.virtualStages;
+  const schedule = plan.schedule ?? '1f1b';
+  const lossStage = outputStageOf(schedule, plan.pp);
   // The plan's split as given (layOutPlan writes in the one it chooses); none when absent.
   const split = plan.pipelineSplit ?? { embeddingAsLayer: false, lossAsLayer: false };
   const chunkLayers = layersPerStage.map((layers, stage) => {
-    const chunks = balancedLayers(stageUnits(layers, stage, plan.pp, split), v);
+    const chunks = balancedLayers(stageUnits(layers, stage, lossStage, split), v);
     if (stage === 0 && split.embeddingAsLayer) chunks[0]! -= 1;
-    if (stage === plan.pp - 1 && split.lossAsLayer) chunks[v - 1]! -= 1;
+    if (stage === lossStage && split.lossAsLayer) chunks[v - 1]! -= 1;
     return chunks;
   });
-  // Virtual stage q = chunk * pp + stage runs the q-th contiguous block of layers.
+  // Virtual stage q runs the q-th contiguous block of layers: q = chunk * pp + stage, or the V (schedule-chain.ts).
   const firstLayer: number[][] = layersPerStage.map(() => []);
   let next = 0;
-  for (let chunk = 0; chunk < v; chunk++) {
-    for (let stage = 0; stage < plan.pp; stage++) {
-      firstLayer[stage]![chunk] = next;
-      next += chunkLayers[stage]![chunk]!;
-    }
+  for (let q = 0; q < v * plan.pp; q++) {
+    const { stage, chunk } = stageOfVirtualStage(schedule, q, plan.pp);
+    firstLayer[stage]![chunk] = next;
+    next += chunkLayers[stage]![chunk]!;
   }
   return layersPerStage.map((layers, stage) => {
     let moeLayers = 0;
@@ -253,7 +268,9 @@ export function buildStages(
       moeLayers,
       chunkLayers: chunkLayers[stage]!,
       hasEmbedding: stage === 0,
-      hasOutputLayer: stage === plan.pp - 1,
+      hasOutputLayer: stage === lossStage,
+      // Only where holding both ends does not mean a one-stage pipeline: stage 0 of a V.
+      ...(stage === 0 && stage === lossStage && plan.pp > 1 ? { pipelinePeers: true } : {}),
     };
   });
 }

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { positiveInt } from './scenario-schema';
 
-export const SCHEDULES = ['gpipe', '1f1b', 'interleaved', 'zb-h1'] as const;
+export const SCHEDULES = ['gpipe', '1f1b', 'interleaved', 'zb-h1', 'zbv', 'interleaved-zb', 'dualpipev'] as const;
 export type Schedule = (typeof SCHEDULES)[number];
 export const RECOMPUTE_MODES = ['none', 'selective', 'full'] as const;
 export type Recompute = (typeof RECOMPUTE_MODES)[number];
@@ -55,7 +55,7 @@ export const planSchema = z.strictObject({
   dp: positiveInt('data-parallel degree', 1e8),
   microBatchSeqs: positiveInt('sequences per microbatch'),
   schedule: z.enum(SCHEDULES).default('1f1b'),
-  virtualStages: positiveInt('model chunks per GPU (interleaved schedule)', 1e5).default(1),
+  virtualStages: positiveInt('model chunks per GPU (interleaved and interleaved-zb: 2 or more; zbv and dualpipev: exactly 2)', 1e5).default(1),
   recompute: z.enum(RECOMPUTE_MODES).default('none'),
   zero: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]).default(1)
     .describe('0: replicated; 1: optimizer sharded over dp x cp; 2: + gradients; 3: + weights.'),

@@ -136,7 +136,7 @@ export const searchSchema = z.strictObject({
   pp: degreeList.optional(),
   microBatchSeqs: degreeList.optional(),
   virtualStages: degreeList.optional(),
-  schedules: z.array(z.enum(['gpipe', '1f1b', 'interleaved', 'zb-h1'])).min(1).optional(),
+  schedules: z.array(z.enum(['gpipe', '1f1b', 'interleaved', 'zb-h1', 'zbv', 'interleaved-zb', 'dualpipev'])).min(1).optional(),
   recompute: z.array(z.enum(['none', 'selective', 'full'])).min(1).optional(),
   zero: z.array(z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)])).min(1).optional(),
   allowGradientCompression: z.boolean().default(false)

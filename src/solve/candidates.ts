@@ -7,7 +7,8 @@ import { busiestReplicaMicrobatches, computeCoefficients, fewestMicrobatches, ma
 import { enumerateConfigs, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../formulation/search-space';
 import { EnumerationTables, type ConfigStageTables, type SiteStageTimes } from '../formulation/enumeration-tables';
 import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
-import { fillDrainS, forwardPartS, zeroBubbleShareS } from '../model/pipeline';
+import { fillDrainS, forwardPartS, forwardShareTermS } from '../model/pipeline';
+import type { Schedule } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import type { StageTimePlan } from '../model/stage-cost';
 
@@ -50,7 +51,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
     let steps = stepsCache.get(stageTables.times);
     if (!steps) { steps = fastestSteps(scenario, config, stageTables.times, usableSites); stepsCache.set(stageTables.times, steps); }
     // Every term of fillDrainS is at most any placement's at the fastest steps.
-    const bubbleS = fillDrainS(steps.fastestS, steps.fastestForwardS, config);
+    const bubbleS = fillDrainS(steps.fastestS, fastestForwardS(steps, config.schedule), config);
     let memory: OneMicrobatchMemory | undefined;
     const coefficients = (dp: number) => () => computeCoefficients(scenario, config, dp, layouts, tables);
     const divisorsOfTotal = tables.divisors(totalMicrobatches);
@@ -108,8 +109,8 @@ interface FastestSteps {
   readonly slowestStageS: number;
   /** Usable sites, fastest rate first. */
   readonly siteSlots: readonly SiteSlots[];
-  /** Forward parts at the fastest steps, with the forward share of the usable site whose ZB-H1 fill/drain share is smallest. */
-  readonly fastestForwardS: readonly number[];
+  /** Forward shares of each stage's step at each usable site. */
+  readonly forwardShares: readonly (readonly number[])[];
 }
 
 /** Cached by the stage times' object: reads only the fields those times are keyed by (and the pp-stage layouts' sites). */
@@ -127,12 +128,23 @@ function fastestSteps(scenario: Scenario, config: StageTimePlan, times: SiteStag
     for (const step of times.times[s]!) fastestStep = Math.min(fastestStep, step.totalS);
     return { rate: 1 / fastestStep, slots: Math.floor(scenario.sites[s]!.gpus / (config.tp * config.cp)) };
   }).sort((a, b) => b.rate - a.rate);
-  const fastestForwardS = fastestS.map((fastest, j) => {
-    const shares = usableSites.map((s) => forwardPartS(1, times.times[s]![j]!));
-    const share = shares.reduce((best, sh) => (zeroBubbleShareS(1, sh) < zeroBubbleShareS(1, best) ? sh : best));
+  const forwardShares = fastestS.map((_, j) => usableSites.map((s) => forwardPartS(1, times.times[s]![j]!)));
+  return { fastestS, forwardShares, slowestStageS, siteSlots };
+}
+
+/**
+ * Forward parts at the fastest steps for the schedule's fill/drain: each stage's forward share
+ * at the usable site whose per-stage term (S x g(share), forwardShareTermS) is least, so that each
+ * term is at most any placement's. The schedules order the shares differently (ZB-H1 and ZBV on
+ * either side of 1/3, DualPipeV by p); for those whose fill/drain ignores the share, the first.
+ */
+function fastestForwardS(steps: FastestSteps, schedule: Schedule): number[] {
+  const term = forwardShareTermS(schedule, steps.fastestS.length);
+  return steps.fastestS.map((fastest, j) => {
+    const shares = steps.forwardShares[j]!;
+    const share = term === undefined ? shares[0]! : shares.reduce((best, sh) => (term(1, sh) < term(1, best) ? sh : best));
     return fastest * share;
   });
-  return { fastestS, fastestForwardS, slowestStageS, siteSlots };
 }
 
 /**
