@@ -52,6 +52,10 @@ export const smallScenarioArbitrary = fc.record({
   topology: fc.constantFrom('chain', 'star', 'mesh'),
   links: fc.array(linkArbitrary, { minLength: 3, maxLength: 3 }),
   moe: fc.boolean(),
+  /** MoE only: the token dispatcher, all-to-all overlap, group-limited routing (4 groups, 2 per token). */
+  dispatcher: fc.constantFrom('alltoall', 'deepep', 'hybridep'),
+  expertOverlap: fc.boolean(),
+  routingGroups: fc.boolean(),
   layers: fc.constantFrom(4, 6, 8),
   hidden: fc.constantFrom(1024, 2048),
   seqLen: fc.constantFrom(1024, 2048, 4096),
@@ -59,7 +63,7 @@ export const smallScenarioArbitrary = fc.record({
   tp: someOf([1, 2, 4]),
   cp: fc.constantFrom([1], [1], [1], [1, 2]),
   pp: someOf([1, 2, 3, 4]),
-  ep: someOf([1, 2]),
+  ep: someOf([1, 2, 4]),
   microBatchSeqs: someOf([1, 2]),
   schedules: someOf(['gpipe', '1f1b', 'interleaved', 'zb-h1', 'zbv', 'interleaved-zb', 'dualpipev'] as const),
   virtualStages: someOf([2, 3]),
@@ -108,12 +112,19 @@ export const smallScenarioArbitrary = fc.record({
     allowIdleGpus: r.allowIdleGpus,
   };
   if (r.moe) {
-    model.moe = { experts: 8, topK: 2, expertFfnHidden: r.hidden / 2, sharedExperts: 1, denseLayers: 1 };
+    model.moe = {
+      experts: 8, topK: 2, expertFfnHidden: r.hidden / 2, sharedExperts: 1, denseLayers: 1,
+      ...(r.routingGroups ? { routingGroups: { count: 4, perToken: 2 } } : {}),
+    };
     search.ep = r.ep;
   }
+  const moeTraining = r.moe ? { expertDispatcher: r.dispatcher, overlap: { tensorParallel: true, dataParallel: true, expertParallel: r.expertOverlap } } : {};
   return {
     version: 1, name: 'random-small', model,
-    training: { seqLen: r.seqLen, globalBatchSeqs: r.globalBatchSeqs, precision: r.precision, ...(r.maxIterationTimeS === null ? {} : { maxIterationTimeS: r.maxIterationTimeS }) },
+    training: {
+      seqLen: r.seqLen, globalBatchSeqs: r.globalBatchSeqs, precision: r.precision, ...moeTraining,
+      ...(r.maxIterationTimeS === null ? {} : { maxIterationTimeS: r.maxIterationTimeS }),
+    },
     cluster: { sites, links }, search,
   };
 });
