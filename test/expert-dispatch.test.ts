@@ -7,7 +7,8 @@ import { domainTouchedProbability, dispatchBytes, expertGroupShape, remoteDomain
 import { allToAllS, tierForGroup } from '../src/model/network';
 import { layOutPlan } from '../src/model/placement';
 import { parseScenario, type Scenario } from '../src/model/scenario';
-import { stageTime } from '../src/model/stage-cost';
+import { stageFlops, stageTime } from '../src/model/stage-cost';
+import { mtpLinearFlopsPerToken, routerFlopsPerToken } from '../src/model/transformer';
 
 /** Every k-subset of 0..n-1. */
 function* subsets(n: number, k: number, start = 0, prefix: number[] = []): Generator<number[]> {
@@ -110,5 +111,23 @@ describe('expert dispatch', () => {
     expect(() => parseScenario(spec)).toThrow(/model\.moe\.routingGroups\.perToken: 1 groups of 4 experts cannot hold topK 8/);
     spec.model.moe.routingGroups = { count: 6, perToken: 2 };
     expect(() => parseScenario(spec)).toThrow(/model\.moe\.routingGroups\.count: 6 groups do not divide 64 experts/);
+  });
+});
+
+describe('multi-token prediction under fp8', () => {
+  it('runs the MTP modules\' linear layers in fp8 and only the logits in bf16', () => {
+    const spec = JSON.parse(JSON.stringify(moeScenario().spec));
+    spec.model.mtpLayers = 1;
+    spec.training.precision = 'fp8';
+    const scenario = parseScenario(spec);
+    const layout = layOutPlan(scenario, { tp: 1, cp: 1, ep: 1, pp: 2, dp: 16, microBatchSeqs: 1, schedule: '1f1b', virtualStages: 1, recompute: 'none', zero: 1 });
+    const last = layout.stages[1]!;
+    const flops = stageFlops(scenario, layout.plan, last);
+    const tokens = 4096;
+    const m = scenario.model;
+    // Everything but the routers and the two logits (model and MTP head) is in fp8.
+    const bf16Only = (routerFlopsPerToken(m) * last.moeLayers + 2 * 2 * m.hidden * m.vocab) * tokens;
+    expect(flops.gemmFlops - flops.linearFlops).toBeCloseTo(bf16Only, -3);
+    expect(mtpLinearFlopsPerToken(m)).toBeGreaterThan(0);
   });
 });

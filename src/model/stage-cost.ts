@@ -10,7 +10,7 @@ import type { StageLayout } from './placement';
 import { expertTpOf, type PlanSpec } from './plan-schema';
 import type { Scenario, Site } from './scenario';
 import {
-  attentionCoreFlopsPerToken, attentionProjectionFlopsPerToken, attentionWidths, expertParams, fp8CastElementsPerToken, logitFlopsPerToken, mlpFlopsPerToken,
+  attentionCoreFlopsPerToken, attentionProjectionFlopsPerToken, attentionWidths, expertParams, fp8CastElementsPerToken, logitFlopsPerToken, mlpFlopsPerToken, mtpLinearFlopsPerToken,
   routerFlopsPerToken,
 } from './transformer';
 import { BF16_BYTES, gBpsToBytesPerS, tflopsToFlopPerS } from './units';
@@ -97,7 +97,8 @@ export function stageFlops(scenario: Scenario, plan: StageTimePlan, stage: Stage
     + mlpFlopsPerToken(model, false) * denseLayers
     + mlpFlopsPerToken(model, true) * stage.moeLayers
     + (stage.hasOutputLayer ? logitFlopsPerToken(model) : 0)) * tokens / plan.tp;
-  const bf16Only = (routerFlopsPerToken(model) * stage.moeLayers + (stage.hasOutputLayer ? logitFlopsPerToken(model) : 0)) * tokens / plan.tp;
+  // bf16 only: the routers and the logits (the multi-token prediction modules' linear layers run like the model's).
+  const bf16Only = (routerFlopsPerToken(model) * stage.moeLayers + (stage.hasOutputLayer ? logitFlopsPerToken(model) - mtpLinearFlopsPerToken(model) : 0)) * tokens / plan.tp;
   const routedExpertFlops = model.moe ? 2 * model.moe.topK * expertParams(model) * stage.moeLayers * tokens / plan.tp : 0;
   const forward = attentionCoreFlops + gemmFlops;
   const recompute = plan.recompute === 'full' ? forward : plan.recompute === 'selective' && !training.flashAttention ? attentionCoreFlops : 0;

@@ -177,10 +177,17 @@ export function fp8CastElementsPerToken(model: Model, moeLayer: boolean): number
  */
 export function mtpFlopsPerToken(model: Model): number {
   const modules = model.mtpLayers ?? 0;
+  return mtpLinearFlopsPerToken(model) + modules * 2 * model.hidden * model.vocab;
+}
+
+/**
+ * The part of {@link mtpFlopsPerToken} in linear layers that fp8 training runs in fp8: each
+ * module's projection, attention projections and MLP (not its logits through the output head).
+ */
+export function mtpLinearFlopsPerToken(model: Model): number {
+  const modules = model.mtpLayers ?? 0;
   if (modules === 0) return 0;
-  const perModule = 4 * model.hidden * model.hidden + attentionProjectionFlopsPerToken(model)
-    + mlpFlopsPerToken(model, model.moe !== undefined) + 2 * model.hidden * model.vocab;
-  return modules * perModule;
+  return modules * (4 * model.hidden * model.hidden + attentionProjectionFlopsPerToken(model) + mlpFlopsPerToken(model, model.moe !== undefined));
 }
 
 /**
