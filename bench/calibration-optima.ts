@@ -66,7 +66,7 @@ async function main(): Promise<void> {
       outcome = {
         status: result.status,
         tokens: result.evaluation?.predicted.tokensPerSecondPerGpu,
-        plan: p ? `tp ${p.tp} cp ${p.cp} ep ${p.ep} pp ${p.pp} dp ${p.dp} mbs ${p.microBatchSeqs} ${p.schedule}${p.virtualStages > 1 ? ` v${p.virtualStages}` : ''} ${p.recompute} zero ${p.zero}` : '-',
+        plan: p ? `tp ${p.tp} cp ${p.cp} ep ${p.ep}${p.expertTp !== undefined && p.expertTp !== p.tp ? ` etp ${p.expertTp}` : ''} pp ${p.pp} dp ${p.dp} mbs ${p.microBatchSeqs} ${p.schedule}${p.virtualStages > 1 ? ` v${p.virtualStages}` : ''} ${p.recompute} zero ${p.zero}` : '-',
       };
       byJob.set(job, outcome);
       process.stderr.write(`${row.id}: ${outcome.status} ${outcome.tokens?.toFixed(0)} ${outcome.plan}\n`);
