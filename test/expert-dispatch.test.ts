@@ -131,3 +131,20 @@ describe('multi-token prediction under fp8', () => {
     expect(mtpLinearFlopsPerToken(m)).toBeGreaterThan(0);
   });
 });
+
+describe('expert load imbalance', () => {
+  it('the busiest rank\'s extra tokens lengthen its expert GEMMs and the all-to-all, and nothing else', () => {
+    const balanced = moeScenario();
+    const spec = JSON.parse(JSON.stringify(balanced.spec));
+    spec.model.moe.loadImbalance = 1.25;
+    const skewed = parseScenario(spec);
+    const a = epStage(balanced, 16);
+    const b = epStage(skewed, 16);
+    expect(b.epExposedS).toBeGreaterThan(1.2 * a.epExposedS);
+    expect(b.epExposedS).toBeLessThan(1.25 * a.epExposedS); // the latency part does not grow
+    expect(b.forwardS).toBeGreaterThan(a.forwardS);
+    expect(b.tpExposedS).toBe(a.tpExposedS);
+    spec.model.moe.loadImbalance = 0.9;
+    expect(() => parseScenario(spec)).toThrow(/model\.moe\.loadImbalance: must be at least 1/);
+  });
+});

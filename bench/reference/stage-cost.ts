@@ -80,7 +80,7 @@ export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout
   const expertRate = moe ? peak * matmulEfficiency(expertRows, moe.expertFfnHidden / expertTp) : flopRate;
   const permuteS = moe ? (tokens / tp) * stage.moeLayers * moe.topK * model.hidden * (2 * 2 * BF16_BYTES) / hbm : 0;
   const expertKernelS = moe ? stage.moeLayers * (moe.experts / plan.ep) * CALIBRATION.expertKernelOverheadUs * 1e-6 : 0;
-  const forwardS = attentionS + (projectionFlops - routedFlops) / flopRate + routedFlops / expertRate + elementwiseS + permuteS + expertKernelS + 0 + scoreS;
+  const forwardS = attentionS + (projectionFlops - routedFlops) / flopRate + (routedFlops * (moe?.loadImbalance ?? 1)) / expertRate + elementwiseS + permuteS + expertKernelS + 0 + scoreS;
   const backwardS = 2 * forwardS;
   const recomputeS = plan.recompute === 'full' ? forwardS : plan.recompute === 'selective' && !training.flashAttention ? coreS : 0;
   const gemmS = forwardS + backwardS + recomputeS;
@@ -107,7 +107,9 @@ export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout
   let epExposedS = 0;
   if (plan.ep > 1 && stage.moeLayers > 0 && model.moe) {
     const shape = expertGroupShape(site, plan.ep, expertTp);
-    const bytes = dispatchBytes(model, shape, plan.ep, tokens / tp, training.expertDispatcher);
+    const even = dispatchBytes(model, shape, plan.ep, tokens / tp, training.expertDispatcher);
+    const imbalance = model.moe.loadImbalance ?? 1;
+    const bytes = { nicBytes: even.nicBytes * imbalance, scaleUpBytes: even.scaleUpBytes * imbalance };
     const a2aCount = (4 + (plan.recompute === 'full' ? 2 : 0)) * stage.moeLayers;
     const epS = a2aCount * dispatchS(site, shape, tp, bytes, spansPods);
     epExposedS = training.overlap.expertParallel ? Math.max(epS - gemmS, epS * CALIBRATION.tpOverlapResidual) : epS;

@@ -83,6 +83,13 @@ export function dispatchBytes(model: Model, shape: ExpertGroupShape, ep: number,
   };
 }
 
+/** The busiest expert-parallel rank's routed tokens over the mean (model.moe.loadImbalance; 1 when balanced). */
+export const expertLoadImbalance = (model: Model): number => model.moe?.loadImbalance ?? 1;
+
+/** Bytes of a dispatch scaled by the busiest rank's load (what it receives sets the all-to-all's time). */
+export const scaleDispatchBytes = (bytes: DispatchBytes, factor: number): DispatchBytes =>
+  ({ nicBytes: bytes.nicBytes * factor, scaleUpBytes: bytes.scaleUpBytes * factor });
+
 /**
  * Seconds of one dispatch or combine: the NIC and NVLink parts run at once (the slower sets the
  * time), plus one step latency per peer domain and per peer inside the domain.

@@ -29,6 +29,8 @@ export const moeSchema = z.strictObject({
   sharedExperts: z.number().int().min(0).max(1024).default(0).describe('Always-active shared experts.'),
   denseLayers: z.number().int().min(0).max(100000).default(0)
     .describe('Leading layers with a dense MLP of width model.ffnHidden instead of experts.'),
+  loadImbalance: z.number().min(1, { error: 'must be at least 1 (1: every expert gets its share)' }).max(64).optional()
+    .describe('Routed tokens the busiest expert-parallel rank receives over the mean (1: balanced, as force-balanced benchmarks run): scales its expert GEMMs and incoming all-to-all bytes.'),
   routingGroups: z.strictObject({
     count: positiveInt('expert groups', 1e6).describe('Groups the routed experts are split into (Hugging Face n_group).'),
     perToken: positiveInt('groups each token may use', 1e6).describe('Groups a token picks its experts from (topk_group).'),

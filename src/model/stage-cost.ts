@@ -4,7 +4,7 @@
  * communication (docs/cost-model.md §2-3).
  */
 import { CALIBRATION } from './calibration-constants';
-import { dispatchBytes, dispatchS, expertGroupShape } from './expert-dispatch';
+import { dispatchBytes, dispatchS, expertGroupShape, expertLoadImbalance, scaleDispatchBytes } from './expert-dispatch';
 import { allReduceS, scaleOutTier, tierForGroup } from './network';
 import type { StageLayout } from './placement';
 import { expertTpOf, type PlanSpec } from './plan-schema';
@@ -144,7 +144,7 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
   const flopsS = attentionS + (fp8
     ? (flops.linearFlops - flops.routedExpertFlops) / linearRate + (flops.gemmFlops - flops.linearFlops) / bf16Rate
     : (flops.gemmFlops - flops.routedExpertFlops) / bf16Rate)
-    + flops.routedExpertFlops / expertRate;
+    + (flops.routedExpertFlops * expertLoadImbalance(model)) / expertRate;
   const forwardS = flopsS + elementwiseS + permuteS + expertKernelS + castS + scoreS;
   const backwardS = 2 * forwardS;
   const recomputeS = plan.recompute === 'full' ? forwardS : plan.recompute === 'selective' && !training.flashAttention ? coreS : 0;
@@ -174,7 +174,8 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
   let epExposedS = 0;
   if (plan.ep > 1 && stage.moeLayers > 0 && model.moe) {
     const shape = expertGroupShape(site, plan.ep, expertTp);
-    const bytes = dispatchBytes(model, shape, plan.ep, tokens / tp, training.expertDispatcher);
+    // The busiest rank receives loadImbalance times its share: the all-to-all waits for it.
+    const bytes = scaleDispatchBytes(dispatchBytes(model, shape, plan.ep, tokens / tp, training.expertDispatcher), expertLoadImbalance(model));
     const a2aCount = (4 + (plan.recompute === 'full' ? 2 : 0)) * stage.moeLayers;
     const epS = a2aCount * dispatchS(site, shape, tp, bytes, spansPods);
     // Overlapped with another microbatch's compute (Megatron's 1F1B all-to-all overlap, DualPipe):
