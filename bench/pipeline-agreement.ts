@@ -4,7 +4,7 @@
  * (bench/timeline-agreement.ts) and its test.
  */
 import { groupPipelines, type GroupPipeline } from '../src/model/evaluate';
-import { pipelineWithHopsS } from '../src/model/pipeline';
+import { pipelineWithHopsS, roundTripFloorS, roundTripProfile } from '../src/model/pipeline';
 import { scheduleInputsForGroup, simulateSchedule } from '../src/model/pipeline-timeline';
 import { layOutPlan, type PlanLayout } from '../src/model/placement';
 import type { PlanSpec } from '../src/model/plan-schema';
@@ -20,8 +20,9 @@ export interface GroupAgreement {
   /** Largest stage step over the smallest, minus one. */
   readonly stageSpread: number;
   readonly crossings: number;
-  /** The closed form (eq. 5.4), the pipeline phase the cost model reports, and the op-by-op span. */
+  /** The closed form (eq. 5.4), its round-trip floor (eq. 5.5), the pipeline phase the cost model reports, and the op-by-op span. */
   readonly closedFormS: number;
+  readonly floorS: number;
   readonly reportedS: number;
   readonly timelineS: number;
 }
@@ -46,6 +47,7 @@ function groupAgreement(layout: PlanLayout, pipeline: GroupPipeline, critical: b
     stageSpread: Math.max(...pipeline.stepS) / Math.min(...pipeline.stepS) - 1,
     crossings: pipeline.hops.length,
     closedFormS: closed,
+    floorS: Number.isInteger(pipeline.microbatches) ? roundTripFloorS(roundTripProfile(pipeline.stepS, inputs.forwardS, layout.plan, pipeline.hops), pipeline.microbatches) : 0,
     reportedS: pipeline.phaseS,
     timelineS: simulateSchedule(inputs).spanS,
   };

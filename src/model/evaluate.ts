@@ -6,7 +6,7 @@
 import { CALIBRATION } from './calibration-constants';
 import { addRouteLoad, busierDirectionBytes, emptyLoads, linkBusyS, linkSettings, ringHops, routeLatencyS, type LinkLoad } from './cross-site';
 import { reduceScatterS, tierForGroup } from './network';
-import { chainCrossings, exposedSyncS, forwardPartS, interleavedGroupSize, pipelineWithHopsS } from './pipeline';
+import { chainCrossings, exposedSyncS, forwardPartS, interleavedGroupSize, pipelineWithHopsS, roundTripFloorS, roundTripProfile } from './pipeline';
 import { layOutPlan, type PlanLayout, type ReplicaGroupLayout, type StageLayout } from './placement';
 import type { PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
@@ -96,9 +96,10 @@ export interface Evaluation {
 
 /**
  * How a replica group's pipeline phase is timed (docs/cost-model.md §5): `timeline`, the cost
- * model's answer, is the larger of the closed form (eq. 5.1-5.4) and the op-by-op span of the
- * schedule (pipeline-timeline.ts); `closed-form` alone is its lower bound, which the planner
- * screens candidates with (no simulation) before timing the few that could be the best.
+ * model's answer, is the largest of the closed form (eq. 5.1-5.4), its round-trip floor (eq. 5.5)
+ * and the op-by-op span of the schedule (pipeline-timeline.ts); `closed-form`, the larger of the
+ * first two, is a lower bound on it, which the planner screens candidates with (no simulation)
+ * before timing the few that could be the best.
  */
 export type PipelineTiming = 'timeline' | 'closed-form';
 
@@ -468,9 +469,9 @@ export interface GroupPipeline {
   readonly fillCrossS: number;
   /** The closed form: steady + m x link excess + bubble + fill/drain crossings (eq. 5.1-5.4). */
   readonly closedFormS: number;
-  /** How far the op-by-op span exceeds the closed form (0 with closed-form timing). */
+  /** How far the round-trip floor (eq. 5.5) and, with timeline timing, the op-by-op span exceed the closed form. */
   readonly timelineExcessS: number;
-  /** The pipeline phase: the closed form plus the timeline's excess over it. */
+  /** The pipeline phase: the closed form plus that excess. */
   readonly phaseS: number;
 }
 
@@ -530,7 +531,9 @@ function modelGroupPipelines(
     const m = group.microbatches;
     const forwardS = stepS.map((step, j) => forwardPartS(step, stageTimes[j]!));
     const { steadyS, bubbleS, linkExcessS, fillCrossS, phaseS: closedFormS } = pipelineWithHopsS(stepS, forwardS, m, plan, hops);
-    const timelineExcessS = timing === 'timeline' ? timelineExcessOverS(plan, stepS, forwardS, m, hops, closedFormS) : 0;
+    const floorS = Number.isInteger(m) ? roundTripFloorS(roundTripProfile(stepS, forwardS, plan, hops), m) : 0;
+    const boundS = Math.max(closedFormS, floorS);
+    const timelineExcessS = boundS - closedFormS + (timing === 'timeline' ? timelineExcessOverS(plan, stepS, forwardS, m, hops, boundS) : 0);
     return {
       group: g, replicas: group.replicas, microbatches: m, stageSite: group.stageSite, stageTimes, stepS, hops, bottleneckStage,
       steadyS, bubbleS, linkExcessS, fillCrossS, closedFormS, timelineExcessS, phaseS: closedFormS + timelineExcessS,
@@ -540,8 +543,7 @@ function modelGroupPipelines(
 }
 
 /**
- * How far the op-by-op span of one replica's schedule exceeds the closed form `closedFormS` (0
- * when it does not, or when the schedule cannot run: a non-whole microbatch count or too few
+ * How far the op-by-op span of one replica's schedule exceeds `closedFormS` (0 when it does not, or when the schedule cannot run: a non-whole microbatch count or too few
  * microbatches for the interleaved schedule, which `evaluate` reports as violations).
  */
 function timelineExcessOverS(
