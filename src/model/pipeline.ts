@@ -225,6 +225,42 @@ export function roundTripFloorS(profile: RoundTripProfile | undefined, microbatc
       const betweenS = (m - 1 - last) * b[j]! + Math.max(0, m - last - n) * f[j]! + Math.max(0, m - 1 - j - Math.max(last - j, 0)) * w[j]!;
       floorS = Math.max(floorS, chainEndS + betweenS + tailS);
     }
+    if (x.slice(j, j + MIXED_CHAIN_WINDOW - 1).some((cross) => cross > 0)) {
+      floorS = Math.max(floorS, mixedChainEndS(profile, j, m, firstBackwardEndS) + tailS);
+    }
   }
   return floorS;
+}
+
+/** Longest window (stages j..k) a mixed chain takes: few microbatches share a crossing's round trip beyond it. */
+const MIXED_CHAIN_WINDOW = 8;
+
+/**
+ * Eq. 5.5's mixed chain on stage j, for stages up to MIXED_CHAIN_WINDOW - 1 before a crossing:
+ * the end of B_j(i) is at least that of B_j(i - 1) plus the stage's own ops between them (its
+ * forward F(i - 1 + n) while there is one, ZB-H1's W(i - 1 - j) once i - 1 >= j, and B itself),
+ * and at least that of B_j(i - d) plus the window of stages j..j + d - 1 (as in the single
+ * chains), so a chain may wait for the crossing while the stage has little else to do and run
+ * at its own pace later. O(m x MIXED_CHAIN_WINDOW) per stage.
+ */
+function mixedChainEndS(profile: RoundTripProfile, j: number, m: number, firstBackwardEndS: number): number {
+  const { forwardS: f, backS: b, weightS: w, crossS: x } = profile;
+  const p = f.length;
+  const n = p - j;
+  const longest = Math.min(MIXED_CHAIN_WINDOW, p - j);
+  // windowS[d]: forwards and backwards of stages j..j + d - 1 and each crossing between them twice.
+  const windowS = [0];
+  for (let d = 1; d <= longest; d++) windowS.push(windowS[d - 1]! + f[j + d - 1]! + b[j + d - 1]! + (d > 1 ? 2 * x[j + d - 2]! : 0));
+  const end = [firstBackwardEndS];
+  for (let i = 1; i < m; i++) {
+    const previous = i - 1;
+    let e = end[previous]! + (previous + n <= m - 1 ? f[j]! : 0) + (previous >= j ? w[j]! : 0) + b[j]!;
+    for (let d = 2; d <= Math.min(longest, i); d++) {
+      const from = i - d;
+      if (from + n > m - 1) continue;
+      e = Math.max(e, end[from]! + (from >= j ? w[j]! : 0) + windowS[d]!);
+    }
+    end.push(e);
+  }
+  return end[m - 1]!;
 }
