@@ -8,7 +8,9 @@
 import fc from 'fast-check';
 import { evaluate, evaluateLayout, groupPipelines } from '../src/model/evaluate';
 import { pipelineWithHopsS, roundTripFloorS, roundTripProfile } from '../src/model/pipeline';
+import { pipelineSpanS } from '../src/model/pipeline-span';
 import { simulateSchedule } from '../src/model/pipeline-timeline';
+import { SCHEDULES } from '../src/model/plan-schema';
 import { layOutPlan } from '../src/model/placement';
 import type { PlanSpec } from '../src/model/plan-schema';
 import { parseScenario, type Scenario } from '../src/model/scenario';
@@ -31,6 +33,32 @@ function expectReportedIsLargerOfBoth(scenario: Scenario, spec: PlanSpec): void 
     expect(g.reportedS).toBeCloseTo(Math.max(g.closedFormS, g.timelineS), 12);
   }
 }
+
+describe('the span evaluate computes', () => {
+  it('equals the time-ordered simulation\'s on every schedule, with unequal stages and crossings', () => {
+    const spanCase = fc.record({
+      schedule: fc.constantFrom(...SCHEDULES),
+      steps: fc.array(fc.double({ min: 0.2, max: 2, noNaN: true }), { minLength: 1, maxLength: 10 }),
+      forwardShare: fc.double({ min: 0.2, max: 0.45, noNaN: true }),
+      v: fc.integer({ min: 2, max: 3 }),
+      extra: fc.integer({ min: 0, max: 24 }),
+      crossings: fc.array(fc.record({ at: fc.nat(), latencyS: fc.double({ min: 0, max: 1, noNaN: true }), stepS: fc.double({ min: 0, max: 1, noNaN: true }) }), { maxLength: 4 }),
+    });
+    fc.assert(fc.property(spanCase, ({ schedule, steps, forwardShare, v: chunks, extra, crossings }) => {
+      const p = steps.length;
+      const v = schedule === 'interleaved' ? chunks : 1;
+      if (schedule === 'interleaved' && p < 2) return;
+      const m = schedule === 'interleaved' ? p + extra : 1 + extra;
+      const chain = p * v;
+      const seen = new Set<number>();
+      const hops = chain < 2 ? [] : crossings.filter((c) => !seen.has(c.at % (chain - 1)) && seen.add(c.at % (chain - 1)))
+        .map((c) => ({ virtualStage: c.at % (chain - 1), latencyS: c.latencyS, stepS: c.stepS }));
+      const forwardS = steps.map((x) => x * forwardShare);
+      const inputs = { schedule, virtualStages: v, microbatches: m, forwardS, backwardS: steps.map((x, j) => x - forwardS[j]!), hops };
+      expect(pipelineSpanS(inputs)).toBe(simulateSchedule(inputs).spanS);
+    }), { numRuns: Number(process.env['PROPERTY_RUNS'] ?? 1000) });
+  });
+});
 
 describe('round-trip floor (eq. 5.5)', () => {
   /** 1F1B or ZB-H1 with unequal stages and crossings of random latency and link step. */

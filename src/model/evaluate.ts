@@ -11,7 +11,7 @@ import { layOutPlan, type PlanLayout, type ReplicaGroupLayout, type StageLayout 
 import type { PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
 import { stageMemory, stageParams, type StageMemory } from './memory';
-import { simulateSchedule } from './pipeline-timeline';
+import { pipelineSpanS } from './pipeline-span';
 import { stageFlops, stageTime, type StageTime } from './stage-cost';
 import { modelFlopsPerIteration } from './transformer';
 import { BF16_BYTES, gBpsToBytesPerS, tflopsToFlopPerS } from './units';
@@ -551,7 +551,7 @@ function timelineExcessOverS(
 ): number {
   if (!Number.isInteger(microbatches) || microbatches < 1) return 0;
   if (plan.schedule === 'interleaved' && interleavedGroupSize(microbatches, stepS.length) === undefined) return 0;
-  const { spanS } = simulateSchedule({
+  const spanS = pipelineSpanS({
     schedule: plan.schedule, virtualStages: plan.virtualStages, microbatches, forwardS,
     backwardS: stepS.map((step, j) => step - forwardS[j]!), hops,
   });
