@@ -543,8 +543,9 @@ function modelGroupPipelines(
 }
 
 /**
- * How far the op-by-op span of one replica's schedule exceeds `closedFormS` (0 when it does not, or when the schedule cannot run: a non-whole microbatch count or too few
- * microbatches for the interleaved schedule, which `evaluate` reports as violations).
+ * How far the op-by-op span of one replica's schedule exceeds `closedFormS` (0 when it does not,
+ * or when the schedule cannot run: a non-whole microbatch count or too few microbatches for the
+ * interleaved schedule, which `evaluate` reports as violations).
  */
 function timelineExcessOverS(
   plan: PlanSpec, stepS: readonly number[], forwardS: readonly number[], microbatches: number, hops: readonly ChainHop[], closedFormS: number,
