@@ -8,7 +8,10 @@ import { CALIBRATION } from '../model/calibration-constants';
 import { routeLatencyS } from '../model/cross-site';
 import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
 import { allReduceS, tierForGroup } from '../model/network';
-import { chainCrossings, exposedSyncS, fewestScheduleMicrobatches, fillDrainS, forwardPartS, scheduleMicrobatchProblem, shortPipelineS } from '../model/pipeline';
+import {
+  chainCrossings, exposedSyncS, fewestScheduleMicrobatches, fillDrainS, forwardPartS, roundTripFloorS, roundTripProfile, scheduleMicrobatchProblem,
+  shortPipelineS, type ChainBoundary, type RoundTripProfile,
+} from '../model/pipeline';
 import { isVShaped } from '../model/schedule-chain';
 import type { StageLayout } from '../model/placement';
 import { expertDataParallel, type PlanSpec } from '../model/plan-schema';
@@ -41,6 +44,22 @@ export interface LayoutCoefficients {
   /** Compute windows (backward, forward) before stage j's gradient sync, s. */
   readonly backwardWindowS: readonly number[];
   readonly forwardWindowS: readonly number[];
+  /** Eq. 5.8's constants at these stage times, crossing latencies and no link step (1F1B and ZB-H1; absent otherwise). */
+  readonly roundTrip?: RoundTripProfile;
+}
+
+/** Eq. 5.8 per profile and microbatch count: O(pp^2) each, asked for by several MIP rows of one choice. */
+const floorCache = new WeakMap<RoundTripProfile, Map<number, number>>();
+
+/** Eq. 5.8: a lower bound on the pipeline phase of a replica of this layout with k microbatches (0 where it has no profile). */
+export function roundTripFloorOf(layout: Pick<LayoutCoefficients, 'roundTrip'>, k: number): number {
+  const profile = layout.roundTrip;
+  if (!profile) return 0;
+  let byK = floorCache.get(profile);
+  if (!byK) { byK = new Map(); floorCache.set(profile, byK); }
+  let floorS = byK.get(k);
+  if (floorS === undefined) { floorS = roundTripFloorS(profile, k); byK.set(k, floorS); }
+  return floorS;
 }
 
 /** Replicas running one layout with one microbatch count: a placement is a list of these. */
@@ -166,6 +185,14 @@ function layoutShape(scenario: Scenario, plan: ParallelConfig, layout: ReplicaLa
   // One microbatch short of pp: the gap each missing microbatch leaves (non-decreasing in the stage times too).
   const shortPipelineGapS = shortPipelineS(steps, forwards, steps.length - 1, plan);
   const route = tables.layoutValue(layout, `route ${plan.virtualStages}${isVShaped(plan.schedule) ? ' v' : ''}`, () => layoutRoute(scenario, layout, plan));
+  // The link steps depend on the placement; at zero the floor is at most any placement's.
+  const boundaries: ChainBoundary[] = [];
+  for (let q = 0; q + 1 < layout.stageSite.length; q++) {
+    const from = layout.stageSite[q]!;
+    const to = layout.stageSite[q + 1]!;
+    if (from !== to) boundaries.push({ virtualStage: q, latencyS: routeLatencyS(scenario, from, to), stepS: 0 });
+  }
+  const roundTrip = roundTripProfile(steps, forwards, plan, boundaries);
   const gpusPerStage = plan.tp * plan.cp;
   const footprint = tables.layoutValue(layout, `footprint ${gpusPerStage}`, () => layoutFootprint(scenario, layout, gpusPerStage));
   let backward = 0;
@@ -181,7 +208,7 @@ function layoutShape(scenario: Scenario, plan: ParallelConfig, layout: ReplicaLa
   });
   return {
     layout, maxStepS: Math.max(...steps), bubbleS, shortPipelineGapS, crossingsPerLink: route.crossingsPerLink, crossings: route.crossings, crossingLatencyS: route.crossingLatencyS,
-    gpusPerSite: footprint.gpusPerSite, maxReplicas: footprint.maxReplicas, backwardWindowS, forwardWindowS,
+    gpusPerSite: footprint.gpusPerSite, maxReplicas: footprint.maxReplicas, backwardWindowS, forwardWindowS, ...(roundTrip ? { roundTrip } : {}),
   };
 }
 
@@ -226,7 +253,7 @@ export function computeCoefficients(
     return {
       layout: shape.layout, maxStepS: shape.maxStepS, bubbleS: shape.bubbleS, shortPipelineGapS: shape.shortPipelineGapS, crossingsPerLink: shape.crossingsPerLink, crossings: shape.crossings,
       crossingLatencyS: shape.crossingLatencyS, gpusPerSite: shape.gpusPerSite, maxReplicas: shape.maxReplicas,
-      fittingMicrobatches: fits, backwardWindowS: shape.backwardWindowS, forwardWindowS: shape.forwardWindowS,
+      fittingMicrobatches: fits, backwardWindowS: shape.backwardWindowS, forwardWindowS: shape.forwardWindowS, ...(shape.roundTrip ? { roundTrip: shape.roundTrip } : {}),
     };
   });
 

@@ -4,7 +4,7 @@
  * that the iteration time bound T is least. One function per constraint family, named for what
  * it bounds; each cites its equation (F1-F11) in docs/formulation.md.
  */
-import { largestWindowsS, stageClasses, undominatedStages, type ConfigCoefficients, type LayoutCoefficients } from './coefficients';
+import { largestWindowsS, roundTripFloorOf, stageClasses, undominatedStages, type ConfigCoefficients, type LayoutCoefficients } from './coefficients';
 import { MipBuilder, type Mip } from './mip';
 import type { Scenario } from '../model/scenario';
 import { routeLatencyS } from '../model/cross-site';
@@ -92,8 +92,12 @@ export function buildPlacementMip(scenario: Scenario, c: ConfigCoefficients, low
 }
 
 /** A choice's time that depends on neither the link step nor E: bubble (with ZB-H1's short-pipeline gaps when k < pp), fill/drain latencies, optimizer. */
-const choiceFixedS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number): number =>
+const closedFormFixedS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number): number =>
   layout.bubbleS + Math.max(0, c.config.pp - k) * layout.shortPipelineGapS + 2 * layout.crossingLatencyS + c.optimizerS;
+
+/** The same, raised to the round-trip floor of k microbatches (eq. 5.8, at zero link step) where that is more. */
+const choiceFixedS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number): number =>
+  Math.max(closedFormFixedS(c, layout, k), roundTripFloorOf(layout, k) - k * layout.maxStepS + c.optimizerS);
 
 /** The least time any replica running this choice takes: its pipeline at the slowest stage, bubble, fill latency and optimizer (F6 without E). */
 export const choicePipelineS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number): number =>
@@ -176,6 +180,9 @@ function addPipelineTimeRows(cols: Columns, c: ConfigCoefficients): void {
     const k = ch.microbatches;
     const name = `${ch.layout.layout.id},m${k}`;
     const fixed = choiceFixedS(c, ch.layout, k);
+    // The link-bound rows keep the closed form: eq. 5.8 already waits out every latency and a
+    // steady state at the link adds to the closed form's terms, not to the floor's.
+    const closedFixed = closedFormFixedS(c, ch.layout, k);
     const links = [...ch.layout.crossingsPerLink.keys()];
     if (links.length === 0) {
       b.addRow(`pipeline_time[${name}]`, [[T, 1], [E, -1], [ch.usedColumn, -(k * ch.layout.maxStepS + fixed)]], 0, Infinity);
@@ -191,7 +198,7 @@ function addPipelineTimeRows(cols: Columns, c: ConfigCoefficients): void {
         [[T, 1], [E, -1], [step, -2 * crossings], [ch.usedColumn, -(k * ch.layout.maxStepS + fixed) - bigM]], -bigM, Infinity);
       // Steady state at the link.
       b.addRow(`pipeline_time_link_bound[${name},link${link}]`,
-        [[T, 1], [E, -1], [step, -(k + 2 * crossings)], [ch.usedColumn, -fixed - bigM]], -bigM, Infinity);
+        [[T, 1], [E, -1], [step, -(k + 2 * crossings)], [ch.usedColumn, -closedFixed - bigM]], -bigM, Infinity);
     }
   }
 }

@@ -6,11 +6,12 @@
 import { CALIBRATION } from './calibration-constants';
 import { addRouteLoad, busierDirectionBytes, emptyLoads, linkBusyS, linkSettings, ringHops, routeLatencyS, type LinkLoad } from './cross-site';
 import { reduceScatterS, tierForGroup } from './network';
-import { chainCrossings, exposedSyncS, forwardPartS, pipelineWithHopsS, scheduleMicrobatchProblem } from './pipeline';
+import { chainCrossings, exposedSyncS, forwardPartS, interleavedGroupSize, pipelineWithHopsS, roundTripFloorS, roundTripProfile, scheduleMicrobatchProblem } from './pipeline';
 import { layOutPlan, type PlanLayout, type ReplicaGroupLayout, type StageLayout } from './placement';
 import { expertDataParallel, type PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
 import { stageMemory, stageParams, type StageMemory } from './memory';
+import { pipelineSpanS } from './pipeline-span';
 import { stageFlops, stageTime, type StageTime } from './stage-cost';
 import { modelFlopsPerIteration } from './transformer';
 import { BF16_BYTES, gBpsToBytesPerS, tflopsToFlopPerS } from './units';
@@ -93,13 +94,25 @@ export interface Evaluation {
   readonly predicted: Prediction;
 }
 
+/**
+ * How a replica group's pipeline phase is timed (docs/cost-model.md §5): `timeline`, the cost
+ * model's answer, is the largest of the closed form (eq. 5.1-5.4), its round-trip floor (eq. 5.8)
+ * and the op-by-op span of the schedule (pipeline-timeline.ts); `closed-form`, the larger of the
+ * first two, is a lower bound on it, which the planner screens candidates with (no simulation)
+ * before timing the few that could be the best.
+ */
+export type PipelineTiming = 'timeline' | 'closed-form';
+
 /** Evaluates one plan (raw JSON or parsed); throws ScenarioValidationError if the plan is malformed. */
 export function evaluate(scenario: Scenario, plan: unknown, pathPrefix = 'plan'): Evaluation {
   return evaluateLayout(scenario, layOutPlan(scenario, plan, pathPrefix));
 }
 
-/** Evaluates a plan that has already been laid out. */
-export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluation {
+/**
+ * Evaluates a plan that has already been laid out. With `closed-form` pipeline timing the
+ * iteration time is at most the cost model's (the default, `timeline`), never above it.
+ */
+export function evaluateLayout(scenario: Scenario, layout: PlanLayout, timing: PipelineTiming = 'timeline'): Evaluation {
   const { plan, stages, groups } = layout;
   const violations: string[] = [];
   const gpusPerReplicaStage = plan.tp * plan.cp;
@@ -142,7 +155,7 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
   // Pipeline phase per replica group, with cross-site stage boundaries as link stages.
   const zero3Exposed = (stage: number, site: number): number =>
     plan.zero >= 3 ? Math.max(0, 1.5 * dp.syncS[stage]! - (timeOf(stage, site).totalS)) : 0;
-  const { pipelines, ppLoads, ppLinkStepS } = modelGroupPipelines(scenario, layout, settings, timeOf, zero3Exposed);
+  const { pipelines, ppLoads, ppLinkStepS } = modelGroupPipelines(scenario, layout, settings, timeOf, zero3Exposed, timing);
 
   const ends = groupEnds(scenario, layout, pipelines, dp, timeOf);
   const critical = ends[criticalGroupOf(ends)]!;
@@ -161,8 +174,11 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout): Evaluati
     epExposedS: m * bottleneckTime.epExposedS,
     ppExposedS: m * bottleneckTime.ppSendS,
     dpExposedS: dpExposedS * (1 - dpCrossShare) + m * zero3Exposed(criticalPipeline.bottleneckStage, criticalGroup.stageSite[criticalPipeline.bottleneckStage]!),
-    bubbleS: criticalPipeline.bubbleS,
-    crossSiteS: m * criticalPipeline.linkExcessS + criticalPipeline.fillCrossS + dpExposedS * dpCrossShare,
+    // What the op-by-op span adds beyond the closed form: stalls behind cross-site round trips
+    // where the chain crosses sites (the closed form is never below the span without crossings).
+    bubbleS: criticalPipeline.bubbleS + (criticalPipeline.hops.length > 0 ? 0 : criticalPipeline.timelineExcessS),
+    crossSiteS: m * criticalPipeline.linkExcessS + criticalPipeline.fillCrossS + dpExposedS * dpCrossShare
+      + (criticalPipeline.hops.length > 0 ? criticalPipeline.timelineExcessS : 0),
     optimizerS,
   };
   const iterationTimeS = Object.values(breakdown).reduce((sum, part) => sum + part, 0);
@@ -452,12 +468,16 @@ export interface GroupPipeline {
   readonly linkExcessS: number;
   /** Latency and one transfer of every crossing, on fill and on drain. */
   readonly fillCrossS: number;
-  /** steady + m x link excess + bubble + fill/drain crossings. */
+  /** The closed form: steady + m x link excess + bubble + fill/drain crossings (eq. 5.1-5.4). */
+  readonly closedFormS: number;
+  /** How far the round-trip floor (eq. 5.8) and, with timeline timing, the op-by-op span exceed the closed form. */
+  readonly timelineExcessS: number;
+  /** The pipeline phase: the closed form plus that excess. */
   readonly phaseS: number;
 }
 
 /** Per replica group pipeline timing and end of iteration of a laid-out plan, and the critical group (the one `evaluate` times). */
-export function groupPipelines(scenario: Scenario, layout: PlanLayout): { readonly pipelines: readonly GroupPipeline[]; readonly ends: readonly GroupEnd[]; readonly criticalGroup: number } {
+export function groupPipelines(scenario: Scenario, layout: PlanLayout, timing: PipelineTiming = 'timeline'): { readonly pipelines: readonly GroupPipeline[]; readonly ends: readonly GroupEnd[]; readonly criticalGroup: number } {
   const { plan, stages, groups } = layout;
   const usedPerSite = scenario.sites.map(() => 0);
   const replicasOfStageAtSite = stages.map(() => scenario.sites.map(() => 0));
@@ -472,7 +492,7 @@ export function groupPipelines(scenario: Scenario, layout: PlanLayout): { readon
   const dp = dataParallelSync(scenario, layout, replicasOfStageAtSite, usedPerSite, settings);
   const zero3Exposed = (stage: number, site: number): number =>
     plan.zero >= 3 ? Math.max(0, 1.5 * dp.syncS[stage]! - (timeOf(stage, site).totalS)) : 0;
-  const { pipelines } = modelGroupPipelines(scenario, layout, settings, timeOf, zero3Exposed);
+  const { pipelines } = modelGroupPipelines(scenario, layout, settings, timeOf, zero3Exposed, timing);
   const ends = groupEnds(scenario, layout, pipelines, dp, timeOf);
   return { pipelines, ends, criticalGroup: criticalGroupOf(ends) };
 }
@@ -483,6 +503,7 @@ function modelGroupPipelines(
   settings: ReturnType<typeof linkSettings>,
   timeOf: (stage: number, site: number) => StageTime,
   zero3Exposed: (stage: number, site: number) => number,
+  timing: PipelineTiming,
 ) {
   const { plan, groups } = layout;
   const gpusPerReplicaStage = plan.tp * plan.cp;
@@ -506,8 +527,31 @@ function modelGroupPipelines(
     }
     const m = group.microbatches;
     const forwardS = stepS.map((step, j) => forwardPartS(step, stageTimes[j]!));
-    const { steadyS, bubbleS, linkExcessS, fillCrossS, phaseS } = pipelineWithHopsS(stepS, forwardS, m, plan, hops);
-    return { group: g, replicas: group.replicas, microbatches: m, stageSite: group.stageSite, stageTimes, stepS, hops, bottleneckStage, steadyS, bubbleS, linkExcessS, fillCrossS, phaseS };
+    const { steadyS, bubbleS, linkExcessS, fillCrossS, phaseS: closedFormS } = pipelineWithHopsS(stepS, forwardS, m, plan, hops);
+    const floorS = Number.isInteger(m) ? roundTripFloorS(roundTripProfile(stepS, forwardS, plan, hops), m) : 0;
+    const boundS = Math.max(closedFormS, floorS);
+    const timelineExcessS = boundS - closedFormS + (timing === 'timeline' ? timelineExcessOverS(plan, stepS, forwardS, m, hops, boundS) : 0);
+    return {
+      group: g, replicas: group.replicas, microbatches: m, stageSite: group.stageSite, stageTimes, stepS, hops, bottleneckStage,
+      steadyS, bubbleS, linkExcessS, fillCrossS, closedFormS, timelineExcessS, phaseS: closedFormS + timelineExcessS,
+    };
   });
   return { pipelines, ppLoads, ppLinkStepS };
+}
+
+/**
+ * How far the op-by-op span of one replica's schedule exceeds `closedFormS` (0 when it does not,
+ * or when the schedule cannot run: a non-whole microbatch count or too few microbatches for the
+ * interleaved schedule, which `evaluate` reports as violations).
+ */
+function timelineExcessOverS(
+  plan: PlanSpec, stepS: readonly number[], forwardS: readonly number[], microbatches: number, hops: readonly ChainHop[], closedFormS: number,
+): number {
+  if (!Number.isInteger(microbatches) || microbatches < 1) return 0;
+  if (plan.schedule === 'interleaved' && interleavedGroupSize(microbatches, stepS.length) === undefined) return 0;
+  const spanS = pipelineSpanS({
+    schedule: plan.schedule, virtualStages: plan.virtualStages, microbatches, forwardS,
+    backwardS: stepS.map((step, j) => step - forwardS[j]!), hops,
+  });
+  return Math.max(0, spanS - closedFormS);
 }

@@ -59,14 +59,18 @@ export function exhaustiveSearch(scenario: Scenario, restriction: SpaceRestricti
         // Settings of a link that carries nothing cannot change the plan's time: enumerate only the loaded links.
         // Laid out once: each network combination only swaps its settings in.
         const laidOut = layOutPlan(scenario, plan);
-        const base = evaluateLayout(scenario, laidOut);
+        const base = evaluateLayout(scenario, laidOut, 'closed-form');
         const loaded = base.predicted.links.map((l) => l.bytesPerIteration > 0);
         for (const network of networkCombinations(scenario, restriction, loaded)) {
           // One placement on a mesh has (links x settings) combinations by the million: keep to the limit within it too.
           if ((plansEvaluated & 1023) === 1023 && Date.now() >= deadline) return false;
           const withNetwork: PlanSpec = { ...plan, network };
-          const evaluation = evaluateLayout(scenario, withNetworkSettings(laidOut, network));
+          // The closed form is a lower bound on the cost model's time (docs/cost-model.md §5): a plan
+          // whose closed form is not below this candidate's least time so far is not timed op by op.
+          const closedForm = evaluateLayout(scenario, withNetworkSettings(laidOut, network), 'closed-form');
           plansEvaluated++;
+          if (!closedForm.fits || closedForm.predicted.iterationTimeS >= candidateLeastS) continue;
+          const evaluation = evaluateLayout(scenario, withNetworkSettings(laidOut, network));
           if (evaluation.fits) candidateLeastS = Math.min(candidateLeastS, evaluation.predicted.iterationTimeS);
           if (evaluation.fits && (!best || evaluation.predicted.iterationTimeS < best.evaluation.predicted.iterationTimeS)) {
             best = { plan: withNetwork, evaluation };

@@ -4,7 +4,7 @@
  * by evaluating the cost model, one link at a time, until no link's choice changes; then the
  * fewest flows per GPU pair that keep the time.
  */
-import { evaluateLayout, type Evaluation } from '../model/evaluate';
+import { evaluateLayout, type Evaluation, type PipelineTiming } from '../model/evaluate';
 import { layOutPlan, withNetworkSettings } from '../model/placement';
 import type { LinkSettingsSpec, PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
@@ -30,13 +30,13 @@ const linkEnds = (scenario: Scenario, index: number): [string, string] => {
 };
 
 /** The plan with the best network settings found, and its evaluation. */
-export function chooseNetworkSettings(scenario: Scenario, plan: PlanSpec): { plan: PlanSpec; evaluation: Evaluation } {
+export function chooseNetworkSettings(scenario: Scenario, plan: PlanSpec, timing: PipelineTiming = 'timeline'): { plan: PlanSpec; evaluation: Evaluation } {
   // Network settings change no stage, group or degree: the plan is laid out (parsed and checked)
   // once, and each trial swaps only its settings in (2.2x fewer milliseconds per trial, measured).
   const layout = layOutPlan(scenario, plan);
   const evaluateWith = (network: LinkSettingsSpec[]) => {
     const candidate: PlanSpec = { ...plan, network: network.length > 0 ? network : undefined };
-    return { plan: candidate, evaluation: evaluateLayout(scenario, withNetworkSettings(layout, candidate.network)) };
+    return { plan: candidate, evaluation: evaluateLayout(scenario, withNetworkSettings(layout, candidate.network), timing) };
   };
   const current: LinkSettingsSpec[] = scenario.links.map((_, i) => ({
     between: linkEnds(scenario, i), transport: 'roce', flowsPerGpuPair: 1, collectives: 'hierarchical', gradientCompression: 'none',

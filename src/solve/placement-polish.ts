@@ -64,7 +64,7 @@ export function polishPlacement(scenario: Scenario, c: ConfigCoefficients, start
   const base = layOutPlan(scenario, planOf(initial));
   const evaluateGroups = (groups: readonly LayoutGroup[]) => {
     evaluations++;
-    const evaluation = evaluateLayout(scenario, { ...base, groups: groups.map((g) => ({ replicas: g.replicas, stageSite: g.layout.layout.stageSite, microbatches: g.microbatches })) });
+    const evaluation = evaluateLayout(scenario, { ...base, groups: groups.map((g) => ({ replicas: g.replicas, stageSite: g.layout.layout.stageSite, microbatches: g.microbatches })) }, 'closed-form');
     return { evaluation, timeS: evaluation.fitsResources ? evaluation.predicted.iterationTimeS : Infinity };
   };
   let best = { groups: initial, ...evaluateGroups(initial) };
@@ -161,5 +161,5 @@ export function polishPlacement(scenario: Scenario, c: ConfigCoefficients, start
   }
   // The plan printed is evaluated from scratch (parsed and laid out) like any other.
   const plan = planOf(best.groups);
-  return { plan, evaluation: evaluateLayout(scenario, layOutPlan(scenario, plan)), evaluations, moves };
+  return { plan, evaluation: evaluateLayout(scenario, layOutPlan(scenario, plan), 'closed-form'), evaluations, moves };
 }

@@ -92,8 +92,14 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   let pruned = 0;
   let timedOut = false;
 
+  /**
+   * Keeps a plan if it beats the incumbent. `evaluation`, if given, and every screen here use the
+   * closed-form pipeline timing, a lower bound on the cost model's time (docs/cost-model.md §5):
+   * only a plan whose closed form beats the incumbent is timed op by op (`timed`), and the
+   * incumbent holds the cost model's own evaluation.
+   */
   const consider = (plan: PlanSpec, engine: string, evaluation?: Evaluation) => {
-    const asGiven = evaluation ?? evaluateLayout(scenario, layOutPlan(scenario, plan));
+    const asGiven = evaluation ?? evaluateLayout(scenario, layOutPlan(scenario, plan), 'closed-form');
     if (!asGiven.fitsResources) return; // network settings change no memory, GPU count or batch
     let result = { plan, evaluation: asGiven };
     if (!options.restriction.defaultNetworkOnly && scenario.links.length > 0) {
@@ -103,11 +109,14 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
       if (incumbent && bestCaseS >= incumbent.evaluation.predicted.iterationTimeS) return;
       // Nor is one that would miss the required iteration time even then.
       if (bestCaseS > deadlineS) return;
-      result = chooseNetworkSettings(scenario, plan);
+      result = chooseNetworkSettings(scenario, plan, 'closed-form');
     }
     if (!result.evaluation.fits) return;
-    if (!incumbent || result.evaluation.predicted.iterationTimeS < incumbent.evaluation.predicted.iterationTimeS) {
-      incumbent = { plan: result.plan, evaluation: result.evaluation, engine };
+    if (incumbent && result.evaluation.predicted.iterationTimeS >= incumbent.evaluation.predicted.iterationTimeS) return;
+    const timed = evaluateLayout(scenario, layOutPlan(scenario, result.plan));
+    if (!timed.fits) return;
+    if (!incumbent || timed.predicted.iterationTimeS < incumbent.evaluation.predicted.iterationTimeS) {
+      incumbent = { plan: result.plan, evaluation: timed, engine };
     }
   };
   /**
@@ -116,7 +125,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
    */
   const considerBestFirst = (plans: readonly PlanSpec[], engine: string) => {
     const withTimes = plans.map((plan) => {
-      const evaluation = evaluateLayout(scenario, layOutPlan(scenario, plan));
+      const evaluation = evaluateLayout(scenario, layOutPlan(scenario, plan), 'closed-form');
       return { plan, evaluation, bestCaseS: networkBestCaseS(evaluation) };
     }).filter((p) => p.evaluation.fitsResources).sort((a, b) => a.bestCaseS - b.bestCaseS);
     for (const p of withTimes) consider(p.plan, engine, p.evaluation);
@@ -187,7 +196,8 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   const adoptMipPlan = (coefficients: ConfigCoefficients, placement: PlacementMip, solution: MipSolution, engine: string) => {
     const groups = decodeGroups(placement, solution.values!);
     const plan = planOfGroups(coefficients, scenario, groups);
-    const evaluation = evaluateLayout(scenario, layOutPlan(scenario, plan));
+    // The closed form: the MIP is a relaxation of it (docs/formulation.md §2).
+    const evaluation = evaluateLayout(scenario, layOutPlan(scenario, plan), 'closed-form');
     checkMipPlan(scenario, placement, solution.values!, solution.boundProven ? provenIterationBoundS(placement, solution.dualBound) : -Infinity, evaluation, coefficients.sendBytes);
     consider(plan, engine, evaluation);
     // The MIP thought this placement beats the incumbent, the cost model disagrees by more than

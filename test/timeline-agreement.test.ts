@@ -1,0 +1,181 @@
+/**
+ * The pipeline phase the cost model reports against the op-by-op timeline (docs/cost-model.md §5):
+ * it is the larger of the closed form and the timeline's span, so it is never below the timeline
+ * and never below the closed form the planner's bounds are built on; on the plans `plan` returns
+ * for the fixtures it agrees with the timeline within 2%. bench/timeline-agreement.ts prints the
+ * same comparison over the planner-scaling rows and random scenarios.
+ */
+import fc from 'fast-check';
+import { evaluate, evaluateLayout, groupPipelines } from '../src/model/evaluate';
+import { fewestScheduleMicrobatches, pipelineWithHopsS, roundTripFloorS, roundTripProfile, scheduleMicrobatchProblem } from '../src/model/pipeline';
+import { pipelineSpanS } from '../src/model/pipeline-span';
+import { simulateSchedule } from '../src/model/pipeline-timeline';
+import { isChunked, isVShaped } from '../src/model/schedule-chain';
+import { SCHEDULES } from '../src/model/plan-schema';
+import { layOutPlan } from '../src/model/placement';
+import type { PlanSpec } from '../src/model/plan-schema';
+import { parseScenario, type Scenario } from '../src/model/scenario';
+import type { MipBackend } from '../src/solve/mip-backend';
+import { defaultBackends, plan } from '../src/solve/plan';
+import { planAgreement, relativeDifference } from '../bench/pipeline-agreement';
+import { smallScenarioArbitrary } from '../bench/random-scenarios';
+import { loadFixture, readPlanFixture } from './helpers/fixtures';
+
+const TOLERANCE = 1e-9;
+let backends: MipBackend[];
+beforeAll(() => { backends = defaultBackends(); });
+afterAll(async () => { await Promise.all(backends.map((b) => b.close())); });
+
+/** Every group: reported = max(closed form, floor, timeline) = max(closed form, timeline), within rounding. */
+function expectReportedIsLargerOfBoth(scenario: Scenario, spec: PlanSpec): void {
+  for (const g of planAgreement(scenario, spec)) {
+    expect(g.reportedS).toBeGreaterThanOrEqual(g.closedFormS * (1 - TOLERANCE));
+    expect(g.reportedS).toBeGreaterThanOrEqual(g.timelineS * (1 - TOLERANCE));
+    expect(g.reportedS).toBeCloseTo(Math.max(g.closedFormS, g.timelineS), 12);
+  }
+}
+
+describe('the span evaluate computes', () => {
+  it('equals the time-ordered simulation\'s on every schedule, with unequal stages and crossings', () => {
+    const spanCase = fc.record({
+      schedule: fc.constantFrom(...SCHEDULES),
+      steps: fc.array(fc.double({ min: 0.2, max: 2, noNaN: true }), { minLength: 1, maxLength: 10 }),
+      forwardShare: fc.double({ min: 0.2, max: 0.45, noNaN: true }),
+      v: fc.integer({ min: 2, max: 3 }),
+      extra: fc.integer({ min: 0, max: 24 }),
+      crossings: fc.array(fc.record({ at: fc.nat(), latencyS: fc.double({ min: 0, max: 1, noNaN: true }), stepS: fc.double({ min: 0, max: 1, noNaN: true }) }), { maxLength: 4 }),
+    });
+    fc.assert(fc.property(spanCase, ({ schedule, steps, forwardShare, v: chunks, extra, crossings }) => {
+      const p = steps.length;
+      const v = isVShaped(schedule) ? 2 : isChunked(schedule) ? chunks : 1;
+      if (isChunked(schedule) && !isVShaped(schedule) && p < 2) return;
+      const m = fewestScheduleMicrobatches(schedule, p) + extra;
+      if (scheduleMicrobatchProblem(schedule, m, p) !== undefined) return; // a count the schedule cannot run (interleaved-zb's rounds)
+      const chain = p * v;
+      const seen = new Set<number>();
+      const hops = chain < 2 ? [] : crossings.filter((c) => !seen.has(c.at % (chain - 1)) && seen.add(c.at % (chain - 1)))
+        .map((c) => ({ virtualStage: c.at % (chain - 1), latencyS: c.latencyS, stepS: c.stepS }));
+      const forwardS = steps.map((x) => x * forwardShare);
+      const inputs = { schedule, virtualStages: v, microbatches: m, forwardS, backwardS: steps.map((x, j) => x - forwardS[j]!), hops };
+      expect(pipelineSpanS(inputs)).toBe(simulateSchedule(inputs).spanS);
+    }), { numRuns: Number(process.env['PROPERTY_RUNS'] ?? 1000) });
+  });
+});
+
+describe('round-trip floor (eq. 5.8)', () => {
+  /** 1F1B or ZB-H1 with unequal stages and crossings of random latency and link step. */
+  const floorCase = fc.record({
+    schedule: fc.constantFrom('1f1b' as const, 'zb-h1' as const),
+    steps: fc.array(fc.double({ min: 0.2, max: 2, noNaN: true }), { minLength: 1, maxLength: 12 }),
+    forwardShare: fc.double({ min: 0.2, max: 0.45, noNaN: true }),
+    m: fc.integer({ min: 1, max: 40 }),
+    crossings: fc.array(fc.record({ at: fc.nat(), latencyS: fc.double({ min: 0, max: 1, noNaN: true }), stepS: fc.double({ min: 0, max: 1, noNaN: true }) }), { maxLength: 4 }),
+  });
+
+  it('is never above the op-by-op span (the bound the planner\'s MIP rows rely on)', () => {
+    fc.assert(fc.property(floorCase, ({ schedule, steps, forwardShare, m, crossings }) => {
+      const forwardS = steps.map((s) => s * forwardShare);
+      const seen = new Set<number>();
+      const hops = crossings.filter((c) => steps.length > 1 && !seen.has(c.at % (steps.length - 1)) && seen.add(c.at % (steps.length - 1)))
+        .map((c) => ({ virtualStage: c.at % (steps.length - 1), latencyS: c.latencyS, stepS: c.stepS }));
+      const plan = { schedule, virtualStages: 1 };
+      const spanS = simulateSchedule({ schedule, virtualStages: 1, microbatches: m, forwardS, backwardS: steps.map((s, j) => s - forwardS[j]!), hops }).spanS;
+      expect(roundTripFloorS(roundTripProfile(steps, forwardS, plan, hops), m)).toBeLessThanOrEqual(spanS * (1 + 1e-12));
+    }), { numRuns: Number(process.env['PROPERTY_RUNS'] ?? 2000) });
+  });
+
+  it('equals eq. 5.1 on equal stages and catches a crossing\'s round trip that the closed form misses', () => {
+    const p = 8;
+    const f = new Array<number>(p).fill(1);
+    const steps = new Array<number>(p).fill(3);
+    const plan = { schedule: '1f1b' as const, virtualStages: 1 };
+    expect(roundTripFloorS(roundTripProfile(steps, f, plan, []), 64)).toBeCloseTo(pipelineWithHopsS(steps, f, 64, plan, []).phaseS, 12);
+    // A crossing between stages 3 and 4 costing half a stage each way: every two microbatches wait for it twice.
+    const hops = [{ virtualStage: 3, latencyS: 0.25, stepS: 0.25 }];
+    const floorS = roundTripFloorS(roundTripProfile(steps, f, plan, hops), 64);
+    const spanS = simulateSchedule({ schedule: '1f1b', virtualStages: 1, microbatches: 64, forwardS: f, backwardS: f.map(() => 2), hops }).spanS;
+    const closedS = pipelineWithHopsS(steps, f, 64, plan, hops).phaseS;
+    expect(closedS).toBeLessThan(spanS * 0.9);
+    expect(floorS).toBeGreaterThan(closedS * 1.1);
+    expect(floorS).toBeLessThanOrEqual(spanS);
+  });
+
+  it('has no profile for GPipe and the interleaved schedule (no floor)', () => {
+    expect(roundTripProfile([1, 1], [0.3, 0.3], { schedule: 'gpipe', virtualStages: 1 }, [])).toBeUndefined();
+    expect(roundTripProfile([1, 1], [0.3, 0.3], { schedule: 'interleaved', virtualStages: 2 }, [])).toBeUndefined();
+    expect(roundTripFloorS(undefined, 8)).toBe(0);
+  });
+});
+
+describe('reported pipeline phase', () => {
+  it.each([
+    ['llama3-405b-two-buildings', 'llama3-405b-two-buildings'],
+    ['llama3-405b-two-buildings', 'llama3-405b-pp-across-no-recompute'],
+    ['llama3-70b-three-regions', 'llama3-70b-three-regions'],
+    ['deepseek-v3-moe-two-sites', 'deepseek-v3-moe-two-sites'],
+  ])('%s / %s: the larger of closed form and timeline; the closed-form timing is a lower bound on the iteration', (scenarioName, planName) => {
+    const scenario = loadFixture(scenarioName);
+    const spec = readPlanFixture(planName) as unknown as PlanSpec;
+    expectReportedIsLargerOfBoth(scenario, spec);
+    const layout = layOutPlan(scenario, spec);
+    const timed = evaluateLayout(scenario, layout);
+    const closed = evaluateLayout(scenario, layout, 'closed-form');
+    expect(closed.predicted.iterationTimeS).toBeLessThanOrEqual(timed.predicted.iterationTimeS * (1 + TOLERANCE));
+    expect(evaluate(scenario, spec).predicted.iterationTimeS).toBe(timed.predicted.iterationTimeS);
+    // The breakdown still adds up to the iteration time.
+    const parts = Object.values(timed.predicted.breakdown).reduce((sum, x) => sum + x, 0);
+    expect(parts).toBeCloseTo(timed.predicted.iterationTimeS, 9);
+  });
+
+  it('a crossing whose round trip outlasts the microbatches in flight: the timeline, not the optimistic closed form', () => {
+    // Two stages on two sites 10,000 km apart: 1F1B with 8 microbatches, two in flight, waits for each round trip.
+    const scenario = parseScenario({
+      version: 1, name: 'far', model: { name: 'tiny', layers: 4, hidden: 1024, ffnHidden: 4096, heads: 16, kvHeads: 8, vocab: 32000, mlp: 'swiglu' },
+      training: { seqLen: 1024, globalBatchSeqs: 8 },
+      cluster: { sites: [{ name: 'a', gpuType: 'H100-SXM', gpus: 8 }, { name: 'b', gpuType: 'H100-SXM', gpus: 8 }], links: [{ between: ['a', 'b'], bandwidthGbps: 100, distanceKm: 10000 }] },
+    }, 'far');
+    const spec = { tp: 1, pp: 2, dp: 1, microBatchSeqs: 1, schedule: '1f1b', virtualStages: 1, placement: { replicaGroups: [{ replicas: 1, stageSites: [{ site: 'a', stages: 1 }, { site: 'b', stages: 1 }], microbatches: 8 }] } } as unknown as PlanSpec;
+    const [g] = planAgreement(scenario, spec);
+    expect(g!.timelineS).toBeGreaterThan(g!.closedFormS * 1.02);
+    expect(g!.reportedS).toBeCloseTo(g!.timelineS, 12);
+    const layout = layOutPlan(scenario, spec);
+    const timedPipeline = groupPipelines(scenario, layout).pipelines[0]!;
+    const screenedPipeline = groupPipelines(scenario, layout, 'closed-form').pipelines[0]!;
+    expect(timedPipeline.timelineExcessS).toBeGreaterThan(0);
+    // The round-trip floor (eq. 5.8), which the screening timing and the MIP rows carry, catches most of it.
+    expect(screenedPipeline.phaseS - g!.closedFormS).toBeGreaterThan(0.9 * (g!.timelineS - g!.closedFormS));
+    expect(screenedPipeline.phaseS).toBeLessThanOrEqual(timedPipeline.phaseS);
+    // The excess is cross-site time in the breakdown, which still adds up.
+    const timed = evaluate(scenario, spec).predicted;
+    const closed = evaluateLayout(scenario, layout, 'closed-form').predicted;
+    expect(timed.breakdown.crossSiteS - closed.breakdown.crossSiteS).toBeCloseTo(timedPipeline.phaseS - screenedPipeline.phaseS, 12);
+    expect(Object.values(timed.breakdown).reduce((sum, x) => sum + x, 0)).toBeCloseTo(timed.iterationTimeS, 12);
+  });
+});
+
+describe('plans the planner returns', () => {
+  it.each(['small/one-site', 'small/two-sites', 'small/three-heterogeneous', 'small/moe-two-sites', 'llama3-70b-three-regions', 'deepseek-v3-moe-two-sites'])(
+    '%s: the plan\'s pipeline phase is within 2% of the op-by-op timeline, and its printed time is evaluate\'s', async (name) => {
+      const scenario = loadFixture(name);
+      const result = await plan(scenario, { timeLimitS: 20, gap: 0.01, baselines: false, backends });
+      expect(result.plan).toBeDefined();
+      expectReportedIsLargerOfBoth(scenario, result.plan!);
+      for (const g of planAgreement(scenario, result.plan!)) expect(Math.abs(relativeDifference(g.reportedS, g.timelineS))).toBeLessThanOrEqual(0.02);
+      expect(evaluate(scenario, JSON.parse(JSON.stringify(result.plan))).predicted.iterationTimeS).toBe(result.evaluation!.predicted.iterationTimeS);
+      expect(result.bound.lowerBoundS).toBeLessThanOrEqual(result.evaluation!.predicted.iterationTimeS);
+    }, 60_000);
+
+  it('seeded random scenarios: no returned plan\'s pipeline phase is below its timeline', async () => {
+    const specs = fc.sample(smallScenarioArbitrary, { seed: 20261201, numRuns: 12 });
+    let planned = 0;
+    for (const spec of specs) {
+      let scenario: Scenario;
+      try { scenario = parseScenario(spec, 'random'); } catch { continue; }
+      const result = await plan(scenario, { timeLimitS: 5, gap: 0.01, baselines: false, backends });
+      if (!result.plan) continue;
+      planned++;
+      expectReportedIsLargerOfBoth(scenario, result.plan);
+    }
+    expect(planned).toBeGreaterThan(4);
+  }, 300_000);
+});
