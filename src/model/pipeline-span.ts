@@ -7,19 +7,13 @@
  * so the start times are those of the time-ordered simulation (test/timeline-agreement.test.ts
  * checks equality on every schedule). Pure.
  */
-import type { ScheduleInputs } from './pipeline-timeline';
-import { splitsBackward, virtualStageOf } from './schedule-chain';
-import { stageOrder, type ScheduledOp } from './schedule-order';
+import { scheduleRun, type ScheduleInputs } from './pipeline-timeline';
+import { virtualStageOf } from './schedule-chain';
+import type { ScheduledOp } from './schedule-order';
 
 /** The simulated span of `inputs` (seconds); throws if the op orders cannot complete (a bug). */
 export function pipelineSpanS(inputs: ScheduleInputs): number {
-  const p = inputs.forwardS.length;
-  const v = inputs.virtualStages;
-  const m = inputs.microbatches;
-  if (!Number.isInteger(m) || m < 1) throw new Error(`the timeline needs a whole number of microbatches, got ${m}`);
-  const chain = p * v;
-  const splitWeight = splitsBackward(inputs.schedule);
-  const orders = Array.from({ length: p }, (_, j) => stageOrder(inputs.schedule, j, p, v, m));
+  const { p, v, m, chain, splitWeight, orders } = scheduleRun(inputs);
   const hopAt = new Int32Array(chain).fill(-1);
   inputs.hops.forEach((hop, i) => { hopAt[hop.virtualStage] = i; });
   const linkFree = { forward: new Float64Array(inputs.hops.length), backward: new Float64Array(inputs.hops.length) };

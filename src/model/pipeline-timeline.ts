@@ -62,16 +62,30 @@ export interface PipelineTimeline {
   readonly busyS: readonly number[];
 }
 
-/** Simulates one replica's pipeline phase. Throws if the schedule's op orders cannot complete (a bug). */
-export function simulateSchedule(inputs: ScheduleInputs): PipelineTimeline {
+/** What both op-by-op timings start from: the shape of the chain, whether backward splits, each stage's op order. */
+export interface ScheduleRun {
+  readonly p: number;
+  readonly v: number;
+  readonly m: number;
+  /** Virtual stages on the chain (p x v). */
+  readonly chain: number;
+  readonly splitWeight: boolean;
+  readonly orders: readonly (readonly ScheduledOp[])[];
+}
+
+/** The shape and op orders of a run of `inputs`; throws unless the microbatch count is whole and positive. */
+export function scheduleRun(inputs: ScheduleInputs): ScheduleRun {
   const p = inputs.forwardS.length;
   const v = inputs.virtualStages;
   const m = inputs.microbatches;
   if (!Number.isInteger(m) || m < 1) throw new Error(`the timeline needs a whole number of microbatches, got ${m}`);
-  const chain = p * v;
-  const splitWeight = splitsBackward(inputs.schedule);
+  return { p, v, m, chain: p * v, splitWeight: splitsBackward(inputs.schedule), orders: Array.from({ length: p }, (_, j) => stageOrder(inputs.schedule, j, p, v, m)) };
+}
+
+/** Simulates one replica's pipeline phase. Throws if the schedule's op orders cannot complete (a bug). */
+export function simulateSchedule(inputs: ScheduleInputs): PipelineTimeline {
+  const { p, v, m, chain, splitWeight, orders } = scheduleRun(inputs);
   const virtualStage = (j: number, chunk: number) => virtualStageOf(inputs.schedule, j, chunk, p);
-  const orders = Array.from({ length: p }, (_, j) => stageOrder(inputs.schedule, j, p, v, m));
   const duration = (op: ScheduledOp, j: number): number => {
     if (op.kind === 'forward') return inputs.forwardS[j]! / v;
     const backward = inputs.backwardS[j]! / v;
