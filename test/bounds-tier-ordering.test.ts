@@ -8,7 +8,6 @@
  * MIP's proven optimum must be at most the candidate's least time, and `plan`, with and without
  * the greedy seeding, must return the exhaustive optimum within its gap.
  */
-import { buildPlacementMip, provenIterationBoundS } from '../src/formulation/placement-mip';
 import { FULL_SPACE } from '../src/formulation/search-space';
 import fc from 'fast-check';
 import { allReduceS, allToAllS, tierForGroup } from '../src/model/network';
@@ -18,7 +17,7 @@ import { exhaustiveSearch } from '../src/solve/exhaustive';
 import { HighsWorkerBackend } from '../src/solve/highs-worker-backend';
 import type { MipBackend } from '../src/solve/mip-backend';
 import { defaultBackends, plan } from '../src/solve/plan';
-import { assertAtMostLeastTime, closedFormBounds } from '../bench/bound-checks';
+import { assertCandidateBoundsAtMostLeastTimes } from '../bench/bound-checks';
 
 type Json = any; // scenario JSON built below
 
@@ -109,14 +108,7 @@ describe.each(VARIANTS)('bounds at or below the exhaustive optimum: %s', (name, 
   it('every closed-form bound and the placement MIP are at most each candidate\'s least time', async () => {
     expect(exhaustive.complete).toBe(true);
     expect(fitting.length).toBeGreaterThan(0);
-    for (const { candidate, leastS } of fitting) {
-      assertAtMostLeastTime({ ...closedFormBounds(candidate, scenario) }, leastS, candidate);
-      const placement = buildPlacementMip(scenario, candidate.coefficients(), 0);
-      expect(placement).toBeDefined();
-      const solution = await highs.solve(placement!.mip, { timeLimitS: 20, relativeGap: 0 });
-      expect(solution.boundProven).toBe(true);
-      assertAtMostLeastTime({ MIP: provenIterationBoundS(placement!, solution.dualBound) }, leastS, candidate);
-    }
+    await assertCandidateBoundsAtMostLeastTimes(scenario, fitting, highs);
   }, 120_000);
 
   it.each([0, 20])('plan with %i greedy seeds returns the exhaustive optimum within its gap', async (heuristicSeeds) => {

@@ -3,8 +3,7 @@
  * closed-form bound and the placement MIP's proven bound stay at or below each candidate's least
  * time found by exhaustive search, and `plan` returns the exhaustive optimum within its gap.
  */
-import { assertAtMostLeastTime, closedFormBounds } from '../bench/bound-checks';
-import { buildPlacementMip, provenIterationBoundS } from '../src/formulation/placement-mip';
+import { assertCandidateBoundsAtMostLeastTimes } from '../bench/bound-checks';
 import { FULL_SPACE } from '../src/formulation/search-space';
 import { parseScenario, type Scenario } from '../src/model/scenario';
 import type { Candidate } from '../src/solve/candidates';
@@ -57,14 +56,7 @@ describe.each(SCENARIOS)('zero-bubble schedules in the planner: %s', (_name, sce
     expect(schedules).toContain('zbv');
     expect(schedules).toContain('interleaved-zb');
     expect(schedules).toContain('dualpipev');
-    for (const { candidate, leastS } of fitting) {
-      assertAtMostLeastTime({ ...closedFormBounds(candidate, scenario) }, leastS, candidate);
-      const placement = buildPlacementMip(scenario, candidate.coefficients(), 0);
-      expect(placement).toBeDefined();
-      const solution = await highs.solve(placement!.mip, { timeLimitS: 20, relativeGap: 0 });
-      expect(solution.boundProven).toBe(true);
-      assertAtMostLeastTime({ MIP: provenIterationBoundS(placement!, solution.dualBound) }, leastS, candidate);
-    }
+    await assertCandidateBoundsAtMostLeastTimes(scenario, fitting, highs);
   }, 120_000);
 
   it('plan returns the exhaustive optimum within its gap, and a bound at most the optimum', async () => {

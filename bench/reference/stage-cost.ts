@@ -15,6 +15,7 @@ import {
   attentionCoreFlopsPerToken, attentionProjectionFlopsPerToken, attentionWidths, expertParams, logitFlopsPerToken, mlpFlopsPerToken,
 } from '../../src/model/transformer';
 import { BF16_BYTES, gBpsToBytesPerS, tflopsToFlopPerS } from '../../src/model/units';
+import { MOE_PERMUTE_BYTES_PER_ELEMENT } from '../../src/model/stage-cost';
 
 /** Per-microbatch times of a stage on a site, seconds. */
 export interface StageTime {
@@ -76,9 +77,9 @@ export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout
   const moe = model.moe;
   const routedFlops = moe ? 2 * moe.topK * expertParams(model) * stage.moeLayers * tokens / tp : 0;
   const expertTp = plan.expertTp ?? tp;
-  const expertRows = moe ? (plan.ep * (expertTp === tp ? tokens : (expertTp * tokens) / tp) * moe.topK) / moe.experts : 1;
+  const expertRows = moe ? (plan.ep * ((expertTp * tokens) / tp) * moe.topK) / moe.experts : 1;
   const expertRate = moe ? peak * matmulEfficiency(expertRows, moe.expertFfnHidden / expertTp) : flopRate;
-  const permuteS = moe ? (tokens / tp) * stage.moeLayers * moe.topK * model.hidden * (2 * 2 * BF16_BYTES) / hbm : 0;
+  const permuteS = moe ? (tokens / tp) * stage.moeLayers * moe.topK * model.hidden * MOE_PERMUTE_BYTES_PER_ELEMENT / hbm : 0;
   const expertKernelS = moe ? stage.moeLayers * (moe.experts / plan.ep) * CALIBRATION.expertKernelOverheadUs * 1e-6 : 0;
   const forwardS = attentionS + (projectionFlops - routedFlops) / flopRate + (routedFlops * (moe?.loadImbalance ?? 1)) / expertRate + elementwiseS + permuteS + expertKernelS + 0 + scoreS;
   const backwardS = 2 * forwardS;

@@ -5,7 +5,7 @@
 import { evaluateLayout } from '../model/evaluate';
 import { interleavedGroupSize } from '../model/pipeline';
 import type { PlanLayout } from '../model/placement';
-import { expertTpOf } from '../model/plan-schema';
+import { expertTpOf, type Schedule } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { microbatchesPerReplica, networkNote } from './common';
 import { criticalReplicas } from './critical-replicas';
@@ -49,18 +49,8 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
     case 'gpipe':
       messages.push({ severity: 'warning', message: 'Megatron-LM has no GPipe schedule; it runs 1F1B, which the cost model times the same and which holds fewer microbatches in flight' });
       break;
-    case 'zb-h1':
-      messages.push({ severity: 'error', message: 'Megatron-LM has no zero-bubble (ZB-H1) schedule; it would run 1F1B with three times the planned bubble' });
-      break;
-    case 'interleaved-zb':
-      messages.push({ severity: 'error', message: 'Megatron-LM has no interleaved zero-bubble schedule (it does not split the backward into input- and weight-gradient passes); it would run interleaved 1F1B with a larger bubble; export to torchtitan (InterleavedZeroBubble) instead' });
-      break;
-    case 'zbv':
-      messages.push({ severity: 'error', message: 'Megatron-LM has no V-shaped zero-bubble (ZBV) schedule: it places chunks in a loop, not a V, and does not split the backward; export to torchtitan (ZBVZeroBubble) instead' });
-      break;
-    case 'dualpipev':
-      messages.push({ severity: 'error', message: 'Megatron-LM (upstream) has no DualPipeV schedule: it places chunks in a loop, not a V, and does not split the backward; export to torchtitan (DualPipeV) instead' });
-      break;
+    default:
+      messages.push({ severity: 'error', message: UNRUNNABLE_SCHEDULES[plan.schedule] });
   }
 
   args.push(['--micro-batch-size', plan.microBatchSeqs], ['--global-batch-size', training.globalBatchSeqs]);
@@ -166,6 +156,14 @@ function accountedSplitArgs(layout: PlanLayout, messages: ExportMessage[]): Arg[
   if (split.lossAsLayer) args.push(['--account-for-loss-in-pipeline-split']);
   return args;
 }
+
+/** Why Megatron-LM cannot run each schedule it lacks (the export's error for a plan using it). */
+const UNRUNNABLE_SCHEDULES: Readonly<Record<Exclude<Schedule, 'gpipe' | '1f1b' | 'interleaved'>, string>> = {
+  'zb-h1': 'Megatron-LM has no zero-bubble (ZB-H1) schedule; it would run 1F1B with three times the planned bubble',
+  'interleaved-zb': 'Megatron-LM has no interleaved zero-bubble schedule (it does not split the backward into input- and weight-gradient passes); it would run interleaved 1F1B with a larger bubble; export to torchtitan (InterleavedZeroBubble) instead',
+  zbv: 'Megatron-LM has no V-shaped zero-bubble (ZBV) schedule: it places chunks in a loop, not a V, and does not split the backward; export to torchtitan (ZBVZeroBubble) instead',
+  dualpipev: 'Megatron-LM (upstream) has no DualPipeV schedule: it places chunks in a loop, not a V, and does not split the backward; export to torchtitan (DualPipeV) instead',
+};
 
 function shellQuote(value: string): string {
   return /^[\w.,+=:/-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;

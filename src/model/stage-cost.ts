@@ -105,6 +105,18 @@ export function stageFlops(scenario: Scenario, plan: StageTimePlan, stage: Stage
   return { gemmFlops, linearFlops: gemmFlops - bf16Only, routedExpertFlops, attentionCoreFlops, hardwareFlops: 3 * forward + recompute };
 }
 
+/**
+ * Ring attention's K,V exchanges of one microbatch through a stage: c-1 forward, twice that
+ * backward, each the local tokens' keys and values at the attention's own widths (GQA with its
+ * head dimension; MLA: per-head keys and values).
+ */
+function contextParallelS(scenario: Scenario, plan: StageTimePlan, stage: StageLayout, site: Site, spansPods: boolean): number {
+  const widths = attentionWidths(scenario.model);
+  const kvBytes = tokensPerGpu(scenario, plan) * (widths.k + widths.v) * BF16_BYTES / plan.tp;
+  const cpTier = tierForGroup(site, plan.tp * plan.cp, spansPods);
+  return stage.layers * 3 * (plan.cp - 1) * (kvBytes / cpTier.bytesPerS + cpTier.stepLatencyS);
+}
+
 /** Computes the per-microbatch time of `stage` on `site` under `plan`. */
 export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageLayout, site: Site, sitesUsedGpus: number): StageTime {
   const { model, training } = scenario;
@@ -121,7 +133,7 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
   // (balanced routing: the ep x expertTp GPUs' tokens, tokens / tp each, times topK / experts;
   // ep x tokens x topK / experts when expertTp = tp) by the expert FFN width per expert-tp rank.
   const expertTp = expertTpOf(plan);
-  const expertRows = model.moe ? (plan.ep * (expertTp === tp ? tokens : (expertTp * tokens) / tp) * model.moe.topK) / model.moe.experts : 1;
+  const expertRows = model.moe ? (plan.ep * ((expertTp * tokens) / tp) * model.moe.topK) / model.moe.experts : 1;
   const expertRate = model.moe ? linearPeak * linearEfficiency(expertRows, model.moe.expertFfnHidden / expertTp) : linearRate;
   const flops = stageFlops(scenario, plan, stage);
   // Memory-bound kernels (norms, activations, residuals, dropout; softmax over the score matrix without a fused kernel).
@@ -132,8 +144,10 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
   const permuteS = model.moe ? (tokens / tp) * stage.moeLayers * model.moe.topK * model.hidden * MOE_PERMUTE_BYTES_PER_ELEMENT / hbm : 0;
   const expertKernelS = model.moe ? stage.moeLayers * (model.moe.experts / plan.ep) * CALIBRATION.expertKernelOverheadUs * 1e-6 : 0;
   // fp8 casts of the GEMM operands, forward and backward together; a third is charged to the forward (backward = 2 x forward).
-  const castElements = fp8CastElementsPerToken(model, false) * (stage.layers - stage.moeLayers) + fp8CastElementsPerToken(model, true) * stage.moeLayers;
-  const castS = fp8 ? (tokens / tp) * castElements * CALIBRATION.fp8CastBytesPerElement / hbm / 3 : 0;
+  const castS = fp8
+    ? (tokens / tp) * (fp8CastElementsPerToken(model, false) * (stage.layers - stage.moeLayers) + fp8CastElementsPerToken(model, true) * stage.moeLayers)
+      * CALIBRATION.fp8CastBytesPerElement / hbm / 3
+    : 0;
   const scoreS = training.flashAttention ? 0
     : (tokens / tp) * stage.layers * model.heads * (training.seqLen / plan.cp) * CALIBRATION.scoreBytesPerElement / hbm;
   const attentionRate = training.flashAttention
@@ -162,13 +176,8 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
         + stage.moeLayers * allReduceS(tpBytes, expertTp, tierForGroup(site, expertTp, spansPods)));
   const tpExposedS = training.overlap.tensorParallel ? Math.max(tpS - gemmS, tpS * CALIBRATION.tpOverlapResidual) : tpS;
 
-  // Context parallel (ring attention): c-1 exchanges of the local K,V forward, twice that backward, hidden behind attention.
-  // The key and value widths of the model's attention (GQA with its head dimension; MLA: per-head keys and values).
-  const widths = attentionWidths(model);
-  const kvBytes = tokens * (widths.k + widths.v) * BF16_BYTES / tp;
-  const cpTier = tierForGroup(site, tp * plan.cp, spansPods);
-  const cpS = plan.cp > 1 ? stage.layers * 3 * (plan.cp - 1) * (kvBytes / cpTier.bytesPerS + cpTier.stepLatencyS) : 0;
-  const cpExposedS = Math.max(0, cpS - 3 * coreS);
+  // Context parallel (ring attention), hidden behind attention: only the excess is exposed.
+  const cpExposedS = plan.cp > 1 ? Math.max(0, contextParallelS(scenario, plan, stage, site, spansPods) - 3 * coreS) : 0;
 
   // Expert parallel: dispatch and combine forward and backward per MoE layer, on NVLink and the NIC at once.
   let epExposedS = 0;
