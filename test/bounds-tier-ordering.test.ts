@@ -10,7 +10,7 @@
  */
 import { FULL_SPACE } from '../src/formulation/search-space';
 import fc from 'fast-check';
-import { allReduceS, allToAllS, tierForGroup } from '../src/model/network';
+import { allReduceS, allToAllS, dataParallelTier, tierForGroup } from '../src/model/network';
 import { parseScenario, type Scenario } from '../src/model/scenario';
 import type { Candidate } from '../src/solve/candidates';
 import { exhaustiveSearch } from '../src/solve/exhaustive';
@@ -94,6 +94,38 @@ describe('collectives are non-decreasing in their rank count for any GPU figures
         expect(allReduceS(bytes, ranks + 1, at(ranks + 1))).toBeGreaterThanOrEqual(allReduceS(bytes, ranks, at(ranks)));
         expect(allToAllS(bytes, ranks + 1, at(ranks + 1))).toBeGreaterThanOrEqual(allToAllS(bytes, ranks, at(ranks)));
       }), { numRuns: 2000, seed: 16 });
+  });
+
+  it('a data-parallel ring (one rank per tensor-parallel group, several rails per domain) over random figures', () => {
+    fc.assert(fc.property(
+      fc.double({ min: 1, max: 2000, noNaN: true }), fc.double({ min: 10, max: 6400, noNaN: true }),
+      fc.integer({ min: 1, max: 72 }), fc.integer({ min: 1, max: 8 }), fc.constantFrom(1, 2, 7),
+      fc.double({ min: 1, max: 1e10, noNaN: true }), fc.integer({ min: 1, max: 200 }), fc.constantFrom(1, 2, 3, 4, 8),
+      (scaleUpGBps, nicGbps, domain, pods, oversubscription, bytes, ranks, tp) => {
+        const scenario = tierScenario('random', { scaleUpGBps, nicGbps, scaleUpDomainGpus: domain, gpusPerNode: domain, gpusPerSite: domain * pods * 2, tp: [1] });
+        const site = { ...scenario.sites[0]!, podGpus: domain * 2, podOversubscription: oversubscription };
+        const at = (n: number) => dataParallelTier(site, n, tp, n * tp > site.podGpus);
+        expect(allReduceS(bytes, ranks + 1, at(ranks + 1))).toBeGreaterThanOrEqual(allReduceS(bytes, ranks, at(ranks)));
+      }), { numRuns: 2000, seed: 17 });
+  });
+});
+
+describe('a data-parallel ring past the scale-up domain moves one NIC per rank the domain holds', () => {
+  it('H100 figures: tp 8 rides one NIC, tp 4 two, tp 2 four, tp 1 eight; a slower scale-up caps the rails', () => {
+    const site = tierScenario('h100-like', { scaleUpGBps: 450, nicGbps: 400, gpusPerSite: 64 }).sites[0]!;
+    const nic = tierForGroup(site, 64, false).bytesPerS;
+    const nvlink = tierForGroup(site, 8, false).bytesPerS;
+    expect(dataParallelTier(site, 8, 8, false).bytesPerS).toBe(nic);
+    expect(dataParallelTier(site, 16, 4, false).bytesPerS).toBe(2 * nic);
+    expect(dataParallelTier(site, 32, 2, false).bytesPerS).toBe(4 * nic);
+    expect(dataParallelTier(site, 64, 1, false).bytesPerS).toBe(8 * nic);
+    expect(8 * nic).toBeLessThan(nvlink);
+    // H800-like scale-up (200 GB/s): eight rails would outrun the in-domain hops every channel also makes.
+    const h800 = tierScenario('h800-like', { scaleUpGBps: 200, nicGbps: 400, gpusPerSite: 64 }).sites[0]!;
+    expect(dataParallelTier(h800, 64, 1, false).bytesPerS).toBe(tierForGroup(h800, 8, false).bytesPerS);
+    expect(dataParallelTier(h800, 16, 4, false).bytesPerS).toBe(2 * nic);
+    // Inside the domain the ring is the in-domain group's.
+    expect(dataParallelTier(site, 2, 4, false)).toEqual(tierForGroup(site, 8, false));
   });
 });
 

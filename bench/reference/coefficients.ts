@@ -10,7 +10,7 @@
 import { CALIBRATION } from '../../src/model/calibration-constants';
 import { routeLatencyS } from '../../src/model/cross-site';
 import { stageMemory, stageParams } from './memory';
-import { allReduceS, tierForGroup } from '../../src/model/network';
+import { allReduceS, dataParallelTier } from '../../src/model/network';
 import { chainCrossings, exposedSyncS, fillDrainS, forwardPartS, shortPipelineS } from '../../src/model/pipeline';
 import { balancedLayers, buildStages, type StageLayout } from './placement';
 import type { PlanSpec } from '../../src/model/plan-schema';
@@ -178,7 +178,7 @@ export function computeCoefficients(
   });
   // Ring time is non-decreasing in the rank count; the fastest site's tier gives the lower bound.
   const ringLowerBound = (bytes: number, ranks: number) =>
-    Math.min(...scenario.sites.map((site) => allReduceS(bytes, ranks, tierForGroup(site, ranks * config.tp, false))));
+    Math.min(...scenario.sites.map((site) => allReduceS(bytes, ranks, dataParallelTier(site, ranks, config.tp, false))));
   const siteCount = scenario.sites.length;
   // Usable bytes/s of each link at its best, and of the links touching each site.
   const linkBytesPerS = scenario.links.map((link) => link.bandwidthBytesPerS * CALIBRATION.crossSiteLinkEfficiency);
@@ -206,7 +206,7 @@ export function computeCoefficients(
     siteWidestLinkBytesPerS: siteLinkBytesPerS.map((links) => Math.max(0, ...links)),
     siteIncidentBytesPerS: siteLinkBytesPerS.map((links) => links.reduce((sum, bw) => sum + bw, 0)),
     ringS: (stage, site, replicas, spansPods) =>
-      allReduceS(gradBytesPerGpu[stage]!, replicas * config.cp, tierForGroup(scenario.sites[site]!, replicas * config.cp * config.tp, spansPods)),
+      allReduceS(gradBytesPerGpu[stage]!, replicas * config.cp, dataParallelTier(scenario.sites[site]!, replicas * config.cp, config.tp, spansPods)),
     minLinkLatencyS: scenario.links.length > 0 ? Math.min(...scenario.links.map((l) => l.rttS / 2)) : 0,
     optimizerS,
     overlapDp: scenario.training.overlap.dataParallel,

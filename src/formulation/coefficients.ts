@@ -7,7 +7,7 @@
 import { CALIBRATION } from '../model/calibration-constants';
 import { routeLatencyS } from '../model/cross-site';
 import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
-import { allReduceS, tierForGroup } from '../model/network';
+import { allReduceS, dataParallelTier } from '../model/network';
 import {
   chainCrossings, exposedSyncS, fewestScheduleMicrobatches, fillDrainS, forwardPartS, roundTripFloorS, roundTripProfile, scheduleMicrobatchProblem,
   shortPipelineS, type ChainBoundary, type RoundTripProfile,
@@ -261,7 +261,7 @@ export function computeCoefficients(
   const gradBytesPerGpu = memoryBases.map(({ params }) => BF16_BYTES * (params.dense + params.expert));
   // Ring time is non-decreasing in the rank count; the fastest site's tier gives the lower bound.
   const ringLowerBound = (bytes: number, ranks: number) =>
-    Math.min(...scenario.sites.map((site) => allReduceS(bytes, ranks, tierForGroup(site, ranks * config.tp, false))));
+    Math.min(...scenario.sites.map((site) => allReduceS(bytes, ranks, dataParallelTier(site, ranks, config.tp, false))));
   const siteCount = scenario.sites.length;
   // Usable bytes/s of each link at its best, and of the links touching each site.
   const linkBytesPerS = scenario.links.map((link) => link.bandwidthBytesPerS * CALIBRATION.crossSiteLinkEfficiency);
@@ -288,7 +288,7 @@ export function computeCoefficients(
     siteWidestLinkBytesPerS: siteLinkBytesPerS.map((links) => Math.max(0, ...links)),
     siteIncidentBytesPerS: siteLinkBytesPerS.map((links) => links.reduce((sum, bw) => sum + bw, 0)),
     ringS: (stage, site, replicas, spansPods) =>
-      allReduceS(gradBytesPerGpu[stage]!, replicas * config.cp, tierForGroup(scenario.sites[site]!, replicas * config.cp * config.tp, spansPods)),
+      allReduceS(gradBytesPerGpu[stage]!, replicas * config.cp, dataParallelTier(scenario.sites[site]!, replicas * config.cp, config.tp, spansPods)),
     minLinkLatencyS: scenario.links.length > 0 ? Math.min(...scenario.links.map((l) => l.rttS / 2)) : 0,
     optimizerS,
     overlapDp: scenario.training.overlap.dataParallel,

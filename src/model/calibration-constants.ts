@@ -10,17 +10,17 @@ export const CALIBRATION = {
   /** GEMM rows (tokens per GPU per microbatch) at which efficiency is half its best. */
   matmulHalfRows: 1,
   /** GEMM columns (hidden / tp) at which efficiency is half its best. */
-  matmulHalfColumns: 84,
+  matmulHalfColumns: 69,
   /** Best achievable fraction of the fp8 peak for a large fp8 GEMM. */
-  fp8MatmulPeakEfficiency: 0.7225,
+  fp8MatmulPeakEfficiency: 0.7776,
   /** Best achievable fraction of the bf16 peak for a fused attention kernel (flash attention), forward and backward together. */
   fusedAttentionPeakEfficiency: 0.3041,
   /** Bytes moved per element cast to fp8: read bf16 (2), write fp8 and its transpose (1 + 1), amax fused; set by hand, not fitted. */
   fp8CastBytesPerElement: 4,
   /** Bytes memory-bound kernels (norms, activation functions, residual adds, dropout) move per token per layer per hidden unit, forward. */
-  elementwiseBytesPerHidden: 150,
+  elementwiseBytesPerHidden: 194,
   /** Bytes moved per attention score element (per token, head and key) forward by unfused softmax, mask and dropout. */
-  scoreBytesPerElement: 8,
+  scoreBytesPerElement: 9,
   /** Fraction of NVLink bandwidth a NCCL collective achieves (bus bandwidth / link rate). */
   scaleUpBusEfficiency: 0.8,
   /** Fraction of NIC bandwidth a NCCL collective achieves across nodes. */
@@ -36,9 +36,9 @@ export const CALIBRATION = {
    * that): the per-expert kernels of a grouped expert MLP (quantisation, GEMM tails, activation)
    * that do not shrink with the expert's tokens.
    */
-  expertKernelOverheadUs: 65,
+  expertKernelOverheadUs: 67.925,
   /** Share of tensor-parallel communication left exposed when it is overlapped with GEMMs. */
-  tpOverlapResidual: 0.3832,
+  tpOverlapResidual: 0.4125,
   /** Bytes the Adam step reads and writes per parameter it owns (fp32 master, m, v, grad; bf16 weight). */
   optimizerBytesPerParam: 34,
 } as const;

@@ -5,7 +5,7 @@
  */
 import { CALIBRATION } from './calibration-constants';
 import { addRouteLoad, busierDirectionBytes, emptyLoads, linkBusyS, linkSettings, ringHops, routeLatencyS, type LinkLoad } from './cross-site';
-import { reduceScatterS, tierForGroup } from './network';
+import { dataParallelTier, reduceScatterS } from './network';
 import { chainCrossings, exposedSyncS, forwardPartS, interleavedGroupSize, pipelineWithHopsS, roundTripFloorS, roundTripProfile, scheduleMicrobatchProblem } from './pipeline';
 import { layOutPlan, type PlanLayout, type ReplicaGroupLayout, type StageLayout } from './placement';
 import { expertDataParallel, type PlanSpec } from './plan-schema';
@@ -406,7 +406,7 @@ function dataParallelSync(
     for (const site of sites) {
       const ranks = replicasOfStageAtSite[j]![site]! * plan.cp;
       const where = scenario.sites[site]!;
-      const tier = tierForGroup(where, ranks * plan.tp, usedPerSite[site]! > where.podGpus);
+      const tier = dataParallelTier(where, ranks, plan.tp, usedPerSite[site]! > where.podGpus);
       // Hierarchical: reduce-scatter then all-gather inside the site; single site: the same two halves of an all-reduce.
       intra = Math.max(intra, 2 * reduceScatterS(gradBytesPerGpu, sites.length > 1 ? ranks : totalRanks, tier));
     }

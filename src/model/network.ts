@@ -52,6 +52,25 @@ export function tierForGroup(site: Site, groupGpus: number, spansPods: boolean):
   return nic.bytesPerS > scaleUp.bytesPerS ? nic : scaleUp;
 }
 
+/**
+ * The tier of a data-parallel ring: `ranks` ranks, each one GPU of a model-parallel group of
+ * `gpusPerRank` GPUs (tp; the ring's neighbours inside a scale-up domain are that far apart).
+ * Inside one domain it is {@link tierForGroup}'s. Past it, the domain holds r = domain /
+ * gpusPerRank of the ring's ranks, each with its own NIC, and NCCL runs one channel per NIC
+ * (rail): every channel crosses the network once per domain and carries 1/r of the bytes, so the
+ * ring moves r NICs' worth, capped by the in-domain hops it also makes (docs/cost-model.md §3).
+ * Never faster than the same ring inside a domain: a collective still never gets faster as ranks
+ * are added (the ring bounds' precondition, docs/formulation.md §3, F14).
+ */
+export function dataParallelTier(site: Site, ranks: number, gpusPerRank: number, spansPods: boolean): Tier {
+  const groupGpus = ranks * gpusPerRank;
+  const tier = tierForGroup(site, groupGpus, spansPods);
+  const rails = Math.floor(site.scaleUpDomainGpus / gpusPerRank);
+  if (groupGpus <= site.scaleUpDomainGpus || rails <= 1) return tier;
+  const inDomain = tierForGroup(site, site.scaleUpDomainGpus, false);
+  return { bytesPerS: Math.min(inDomain.bytesPerS, rails * tier.bytesPerS), stepLatencyS: tier.stepLatencyS };
+}
+
 /** Ring all-reduce of `bytes` per GPU over `ranks` GPUs: 2(n-1)/n of the bytes plus 2(n-1) step latencies. */
 export function allReduceS(bytes: number, ranks: number, tier: Tier): number {
   if (ranks <= 1) return 0;
