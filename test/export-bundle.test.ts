@@ -1,5 +1,6 @@
 /**
- * `export --bundle`: for the three multi-site fixtures and both frameworks, a bundle whose
+ * `export --bundle`: for the three multi-site fixtures (and a small one whose sites have 4 and 8
+ * GPUs per node) and both frameworks, a bundle whose
  * ranks.csv has exactly the plan's GPUs per site in the framework's rank order, launch scripts that
  * are valid bash and reproduce that order (run against stand-ins for torchrun, srun, scontrol and
  * python), a JobSet that parses as YAML with one Indexed Job per site, and an nccl.env of known
@@ -26,7 +27,7 @@ const NCCL_NAMES = new Set(fs.readFileSync(path.join(ROOT, 'test', 'fixtures', '
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'scaleacross-bundle-'));
 
 interface PlanJson {
-  tp: number; cp?: number; pp: number; dp: number; schedule?: string;
+  tp: number; cp?: number; pp: number; dp: number; microBatchSeqs?: number; schedule?: string;
   placement: { replicaGroups: { replicas: number; stageSites: { site: string; stages: number }[]; microbatches?: number }[] };
   network?: { between: [string, string]; transport: string; flowsPerGpuPair: number }[];
 }
@@ -42,6 +43,11 @@ const launchable: Record<string, () => PlanJson> = {
   },
   // 1F1B instead of ZB-H1, which neither framework runs with one stage per rank.
   'deepseek-v3-moe-two-sites': () => ({ ...(clone(readPlanFixture('deepseek-v3-moe-two-sites')) as unknown as PlanJson), schedule: '1f1b' }),
+  // Sites with 4 and 8 GPUs per node: stage 0 of both replicas on two 4-GPU nodes at a, stage 1 on one 8-GPU node at b.
+  'small/two-sites': () => ({
+    tp: 4, pp: 2, dp: 2, microBatchSeqs: 1, schedule: '1f1b',
+    placement: { replicaGroups: [{ replicas: 2, stageSites: [{ site: 'a', stages: 1 }, { site: 'b', stages: 1 }] }] },
+  }) as PlanJson,
 };
 
 /** Site of every (stage, replica), straight from the plan's replica groups. */

@@ -54,9 +54,8 @@ export function rankTable(scenario: Scenario, layout: PlanLayout): RankTable {
   const worldSize = plan.pp * plan.dp * perReplicaStage;
   const usedOnSite = scenario.sites.map(() => 0);
   const rows: RankRow[] = [];
-  const nodes: NodeRow[] = [];
+  const nodes: { site: number; node: number; firstRank: number; ranks: number }[] = [];
   const problems: string[] = [];
-  let open: { site: number; node: number; firstRank: number; ranks: number } | undefined;
   for (let stage = 0; stage < plan.pp; stage++) {
     for (let replica = 0; replica < plan.dp; replica++) {
       const site = replicaSite[replica]![stage]!;
@@ -66,13 +65,15 @@ export function rankTable(scenario: Scenario, layout: PlanLayout): RankTable {
         const slot = usedOnSite[site]!++;
         const node = Math.floor(slot / perNode);
         const localRank = slot % perNode;
+        const current = nodes[nodes.length - 1];
         if (localRank === 0) {
-          open = { site, node, firstRank: rank, ranks: 0 };
-          nodes.push(open as NodeRow);
-        } else if (open === undefined || open.site !== site || open.node !== node) {
-          problems.push(`rank ${rank} would share node ${node} of ${scenario.sites[site]!.name} with ranks that are not its neighbours`);
+          nodes.push({ site, node, firstRank: rank, ranks: 1 });
+        } else if (current !== undefined && current.site === site && current.node === node) {
+          current.ranks++;
+        } else {
+          // The node's earlier ranks are not the ones just before: another site's ranks came between.
+          if (problems.length < 3) problems.push(`rank ${rank} would run on node ${node} of ${scenario.sites[site]!.name} apart from that node's other ranks`);
         }
-        if (open !== undefined && open.site === site && open.node === node) open.ranks++;
         rows.push({ rank, site, node, localRank, stage, replica });
       }
     }

@@ -2,7 +2,8 @@
 import * as path from 'path';
 import { loadScenario } from '../../index';
 import { checkFolderTarget, readPlanFile, writeFilesToFolder } from '../../io/files';
-import { layOutPlan } from '../../model/placement';
+import { layOutPlan, type PlanLayout } from '../../model/placement';
+import type { Scenario } from '../../model/scenario';
 import { buildBundle } from '../../export/bundle';
 import { hasErrors, type FrameworkExport } from '../../export/export-types';
 import { exportMegatron } from '../../export/megatron';
@@ -46,7 +47,7 @@ export function runExport(args: ExportArgs, output: Output): number {
 }
 
 /** `--bundle DIR`: the launch bundle, only for a plan the framework runs as planned (else exit 4, nothing written). */
-function writeBundle(args: ExportArgs, folder: string, scenario: ReturnType<typeof loadScenario>, layout: ReturnType<typeof layOutPlan>, result: FrameworkExport, output: Output): number {
+function writeBundle(args: ExportArgs, folder: string, scenario: Scenario, layout: PlanLayout, result: FrameworkExport, output: Output): number {
   checkFolderTarget(folder);
   const bundle = buildBundle(scenario, layout, result, path.basename(args.plan));
   if (!bundle.ok) {
