@@ -18,7 +18,8 @@ import { socketSettings } from '../src/export/nccl-env';
 import { exportTorchtitan } from '../src/export/torchtitan';
 import { evaluateLayout } from '../src/model/evaluate';
 import { layOutPlan } from '../src/model/placement';
-import { clone, fixturePath, loadFixture, readPlanFixture, ROOT } from './helpers/fixtures';
+import { parseScenario } from '../src/model/scenario';
+import { clone, fixturePath, loadFixture, readFixture, readPlanFixture, ROOT } from './helpers/fixtures';
 
 // js-yaml comes with jest's own dependencies (no YAML parser is a direct dependency).
 const yaml = require('js-yaml') as { safeLoadAll(text: string): unknown[] };
@@ -87,8 +88,8 @@ function fakeTools(dir: string): string {
   // torchrun: print the node rank and processes per node it was given.
   tool('torchrun', 'for a in "$@"; do case "$a" in --node-rank=*) echo "node-rank ${a#*=}";; --nproc-per-node=*) echo "nproc ${a#*=}";; --nnodes=*) echo "nnodes ${a#*=}";; esac; done');
   // python: print the rank the launcher exported.
-  tool('python', 'echo "rank $RANK local $LOCAL_RANK world $WORLD_SIZE"');
-  tool('scontrol', 'echo host-a; echo host-b');
+  tool('python', 'echo "rank $RANK local $LOCAL_RANK world $WORLD_SIZE master $MASTER_ADDR"');
+  tool('scontrol', 'echo "$3"; echo host-other');
   // srun: run the task for the first and last node and local rank of its component.
   tool('srun', [
     'for a in "$@"; do case "$a" in --nodes=*) n=${a#*=};; --ntasks-per-node=*) g=${a#*=};; esac; done',
@@ -207,8 +208,15 @@ describe.each(Object.keys(launchable))('launch bundle for %s', (name) => {
         const outOfRange = spawnSync('bash', [path.join(dir, script.path), String(nodes)], { encoding: 'utf8', env });
         expect(outOfRange.status).toBe(2);
       }
-      const slurm = spawnSync('bash', [path.join(dir, 'slurm.sbatch')], { encoding: 'utf8', env: { ...env, SLURM_SUBMIT_DIR: dir } });
+      // The rendezvous host is the first host of the component holding rank 0 (each stand-in list starts with host-<k>).
+      const components = [...gpusPerSite(plan).keys()];
+      const nodeLists = Object.fromEntries(components.map((_, k) => [`SLURM_JOB_NODELIST_HET_GROUP_${k}`, `host-${k}`]));
+      const slurm = spawnSync('bash', [path.join(dir, 'slurm.sbatch')], { encoding: 'utf8', env: { ...env, MASTER_ADDR: '', ...nodeLists, SLURM_SUBMIT_DIR: dir } });
+      expect(slurm.stderr).toBe('');
       expect(slurm.status).toBe(0);
+      const rankZeroSite = scenario.sites.findIndex((s) => s.name === rows[0]!.site);
+      const componentOfRankZero = scenario.sites.filter((s, i) => i < rankZeroSite && gpusPerSite(plan).has(s.name)).length;
+      expect(new Set([...slurm.stdout.matchAll(/master (\S+)/g)].map((m) => m[1]))).toEqual(new Set([`host-${componentOfRankZero}`]));
       const started = [...slurm.stdout.matchAll(/rank (\d+) local (\d+) world (\d+)/g)].map((m) => ({ rank: Number(m[1]), local: Number(m[2]), world: Number(m[3]) }));
       const sites = [...gpusPerSite(plan).keys()];
       expect(started).toHaveLength(sites.length * 4);
@@ -272,6 +280,53 @@ describe.each(Object.keys(launchable))('launch bundle for %s', (name) => {
       expect(sourced.status).toBe(0);
       for (const [key, value] of vars) expect(sourced.stdout).toContain(`${key}=${value}\n`);
     });
+  });
+});
+
+describe('names that are not shell-safe', () => {
+  it('site and scenario names with quotes, $(...) and newlines stay text: scripts parse, run, and execute nothing from them', () => {
+    const spec = clone(readFixture('small/two-sites')) as { name: string; cluster: { sites: { name: string }[]; links: { between: string[] }[] } };
+    const east = 'east "$(touch injected-1)" `touch injected-2`';
+    const west = "west\n$(touch injected-3)'";
+    spec.name = "two sites; $(touch injected-4) 'x'\n# y";
+    spec.cluster.sites[0]!.name = east;
+    spec.cluster.sites[1]!.name = west;
+    spec.cluster.links[0]!.between = [east, west];
+    const scenario = parseScenario(spec, 'hostile');
+    const plan = { ...launchable['small/two-sites']!(), placement: { replicaGroups: [{ replicas: 2, stageSites: [{ site: east, stages: 1 }, { site: west, stages: 1 }] }] } };
+    const layout = layOutPlan(scenario, plan);
+    for (const result of [exportMegatron(scenario, layout), exportTorchtitan(scenario, layout)]) {
+      const bundle = buildBundle(scenario, layout, result, 'hostile.plan.json');
+      expect(bundle.ok).toBe(true);
+      if (!bundle.ok) continue;
+      const dir = path.join(tmp, `hostile-${result.framework}`);
+      writeTo(dir, bundle.files);
+      const bin = fakeTools(dir);
+      const env = { ...process.env, PATH: `${bin}:${process.env['PATH']}`, MEGATRON_DIR: '/opt/megatron', BUNDLE_DIR: dir, SLURM_SUBMIT_DIR: dir };
+      const scripts = bundle.files.filter((f) => f.executable);
+      for (const script of scripts) expect(spawnSync('bash', ['-n', path.join(dir, script.path)], { encoding: 'utf8' }).status).toBe(0);
+      for (const script of scripts.filter((f) => f.path.startsWith('torchrun-'))) {
+        const noMaster = spawnSync('bash', [path.join(dir, script.path), '0'], { encoding: 'utf8', env, cwd: dir });
+        expect(noMaster.status).toBe(2);
+        expect(noMaster.stderr).toMatch(/set MASTER_ADDR/);
+        const bad = spawnSync('bash', [path.join(dir, script.path), '9'], { encoding: 'utf8', env: { ...env, MASTER_ADDR: 'h' }, cwd: dir });
+        expect(bad.status).toBe(2);
+        expect(spawnSync('bash', [path.join(dir, script.path), '0'], { encoding: 'utf8', env: { ...env, MASTER_ADDR: 'h' }, cwd: dir }).status).toBe(0);
+      }
+      const slurm = spawnSync('bash', [path.join(dir, 'slurm.sbatch')], { encoding: 'utf8', env: { ...env, SLURM_JOB_NODELIST_HET_GROUP_0: 'h0', SLURM_JOB_NODELIST_HET_GROUP_1: 'h1' }, cwd: dir });
+      expect(slurm.stderr).toBe('');
+      expect(slurm.status).toBe(0);
+      expect(spawnSync('bash', [path.join(dir, 'slurm.sbatch')], { encoding: 'utf8', env, cwd: dir }).status).toBe(2);
+      expect(spawnSync('bash', ['-c', 'set -a; source nccl.env'], { encoding: 'utf8', cwd: dir }).status).toBe(0);
+      expect(fs.readdirSync(dir).filter((f) => f.startsWith('injected'))).toEqual([]);
+      const docs = yaml.safeLoadAll(fileOf(bundle.files, 'k8s.yaml')) as { spec: { replicatedJobs: { name: string; template: { spec: { template: { spec: { nodeSelector: Record<string, string> } } } } }[] } }[];
+      for (const job of docs[0]!.spec.replicatedJobs) {
+        expect(job.name).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+        expect(job.template.spec.template.spec.nodeSelector['scaleacross.io/site']).toMatch(/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/);
+      }
+      const rows = readRanks(fileOf(bundle.files, 'ranks.csv'));
+      expect(new Set(rows.map((r) => r.site))).toEqual(new Set([east, west]));
+    }
   });
 });
 

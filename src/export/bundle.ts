@@ -11,6 +11,7 @@ import { kubernetesManifest, kubernetesNames, SITE_LABEL, siteLabelValue } from 
 import { rendezvousSite, torchrunFile, type LaunchContext } from './launch-common';
 import { ncclEnv } from './nccl-env';
 import { rankTable, ranksCsv } from './ranks-csv';
+import { oneLine } from './shell';
 import { slurmScript } from './slurm';
 import { torchrunScripts } from './torchrun';
 
@@ -35,7 +36,7 @@ export function buildBundle(scenario: Scenario, layout: PlanLayout, result: Fram
   const ctx: LaunchContext = { scenarioName: scenario.name, framework: result.framework, table, masterPort: MASTER_PORT };
   const args: BundleFile = result.framework === 'megatron'
     ? { path: 'megatron-args.txt', content: `${result.text}\n` }
-    : { path: 'job.toml', content: `# torchtitan job config for ${scenario.name} (plan ${planSource})\n${result.text}\n` };
+    : { path: 'job.toml', content: `# torchtitan job config for ${oneLine(scenario.name)} (plan ${oneLine(planSource)})\n${result.text}\n` };
   const scripts = [slurmScript(ctx), ...torchrunScripts(ctx)].map((f) => ({ ...f, executable: true }));
   const files: BundleFile[] = [
     args,

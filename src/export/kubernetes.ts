@@ -8,7 +8,7 @@
  */
 import type { LaunchContext } from './launch-common';
 import { rendezvousSite, torchrunFile } from './launch-common';
-import { dnsLabel } from './shell';
+import { dnsLabel, oneLine } from './shell';
 
 export const SITE_LABEL = 'scaleacross.io/site';
 
@@ -82,7 +82,7 @@ export function kubernetesManifest(ctx: LaunchContext): { path: string; content:
     },
   };
   const header = [
-    `# JobSet for ${ctx.scenarioName}: one Indexed Job per site, one pod per node (see README.md).`,
+    `# JobSet for ${oneLine(ctx.scenarioName)}: one Indexed Job per site, one pod per node (see README.md).`,
     `# Before applying: label each node with its site (kubectl label node <node> ${SITE_LABEL}=<site>),`,
     `# create the bundle ConfigMap (kubectl create configmap ${names.configMap} --from-file=<bundle folder>),`,
     '# and set the image. Needs the JobSet controller installed in the cluster.',

@@ -10,6 +10,7 @@ import { linkSettings } from '../model/cross-site';
 import { evaluateLayout } from '../model/evaluate';
 import type { PlanLayout } from '../model/placement';
 import type { Scenario } from '../model/scenario';
+import { oneLine } from './shell';
 
 const MAX_QPS_PER_CONNECTION = 128;
 const MAX_SOCKET_THREADS = 16;
@@ -26,10 +27,10 @@ export function ncclEnv(scenario: Scenario, layout: PlanLayout): string {
   const settings = linkSettings(scenario, layout.plan);
   const usage = evaluateLayout(scenario, layout).predicted.links;
   const loaded = scenario.links
-    .map((link, i) => ({ label: `${scenario.sites[link.siteA]!.name}<->${scenario.sites[link.siteB]!.name}`, settings: settings[i]!, bytes: usage[i]!.bytesPerIteration }))
+    .map((link, i) => ({ label: oneLine(`${scenario.sites[link.siteA]!.name}<->${scenario.sites[link.siteB]!.name}`), settings: settings[i]!, bytes: usage[i]!.bytesPerIteration }))
     .filter((l) => l.bytes > 0);
   const lines = [
-    `# NCCL environment for ${scenario.name}, from the plan's cross-site network settings.`,
+    `# NCCL environment for ${oneLine(scenario.name)}, from the plan's cross-site network settings.`,
     '# Sourced by every launch script of this bundle (set -a; source nccl.env). One VAR=value a line.',
   ];
   if (loaded.length === 0) {

@@ -37,3 +37,8 @@ export function dnsLabel(name: string, max: number): string {
   const label = name.toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/-+/g, '-').slice(0, max).replace(/^-+|-+$/g, '');
   return label === '' ? 'x' : label;
 }
+
+/** Text for a `#` comment line: control characters (a newline would end the comment) become spaces. */
+export function oneLine(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ');
+}

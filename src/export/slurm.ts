@@ -6,7 +6,7 @@
  */
 import type { LaunchContext } from './launch-common';
 import { rendezvousSite, trainingProgram } from './launch-common';
-import { bashIntList, fileSafe } from './shell';
+import { bashIntList, fileSafe, oneLine } from './shell';
 
 export function slurmScript(ctx: LaunchContext): { path: string; content: string } {
   const { table } = ctx;
@@ -15,8 +15,8 @@ export function slurmScript(ctx: LaunchContext): { path: string; content: string
   const program = trainingProgram(ctx.framework);
   const lines = [
     '#!/bin/bash',
-    `# Slurm heterogeneous job for ${ctx.scenarioName}: component k runs the nodes of one site:`,
-    ...table.sites.map((s, k) => `#   component ${k}: ${s.name}, ${s.nodes.length} nodes x ${s.gpusPerNode} GPUs`),
+    `# Slurm heterogeneous job for ${oneLine(ctx.scenarioName)}: component k runs the nodes of one site:`,
+    ...table.sites.map((s, k) => `#   component ${k}: ${oneLine(s.name)}, ${s.nodes.length} node${s.nodes.length === 1 ? '' : 's'} x ${s.gpusPerNode} GPUs`),
     '# Give each component the --partition, --nodelist or --constraint that puts it at its site (the',
     '# commented lines below), then submit from the bundle folder: sbatch slurm.sbatch',
     `#SBATCH --job-name=${fileSafe(`scaleacross-${ctx.scenarioName}`)}`,
@@ -28,16 +28,22 @@ export function slurmScript(ctx: LaunchContext): { path: string; content: string
       `#SBATCH --ntasks-per-node=${s.gpusPerNode}`,
       `#SBATCH --gpus-per-node=${s.gpusPerNode}`,
       '#SBATCH --exclusive',
-      `##SBATCH --partition=<partition at ${s.name}>`,
+      `##SBATCH --partition=<partition at ${oneLine(s.name)}>`,
     );
   });
   lines.push(
     '',
     'set -euo pipefail',
     'BUNDLE_DIR="${BUNDLE_DIR:-${SLURM_SUBMIT_DIR:-$(pwd)}}"',
-    `mapfile -t MASTER_HOSTS < <(scontrol show hostnames "$SLURM_JOB_NODELIST_HET_GROUP_${masterComponent}")`,
-    `# Global rank 0 runs on node 0 of ${master.name} (component ${masterComponent}).`,
-    'MASTER_ADDR="${MASTER_ADDR:-${MASTER_HOSTS[0]}}"',
+    `# Global rank 0 runs on node 0 of ${oneLine(master.name)} (component ${masterComponent}): the rendezvous.`,
+    'if [[ -z "${MASTER_ADDR:-}" ]]; then',
+    `  if [[ -z "\${SLURM_JOB_NODELIST_HET_GROUP_${masterComponent}:-}" ]]; then`,
+    "    echo 'slurm.sbatch: submit it with sbatch (a heterogeneous job), or set MASTER_ADDR' >&2",
+    '    exit 2',
+    '  fi',
+    `  mapfile -t MASTER_HOSTS < <(scontrol show hostnames "$SLURM_JOB_NODELIST_HET_GROUP_${masterComponent}")`,
+    '  MASTER_ADDR="${MASTER_HOSTS[0]}"',
+    'fi',
     `MASTER_PORT="\${MASTER_PORT:-${ctx.masterPort}}"`,
     `WORLD_SIZE=${table.worldSize}`,
     'export BUNDLE_DIR MASTER_ADDR MASTER_PORT WORLD_SIZE',
@@ -47,7 +53,7 @@ export function slurmScript(ctx: LaunchContext): { path: string; content: string
     '  set -euo pipefail',
     '  local -a first',
     '  case "$1" in',
-    ...table.sites.map((s, k) => `    ${k}) first=(${bashIntList(s.nodes.map((n) => n.firstRank))}); LOCAL_WORLD_SIZE=${s.gpusPerNode} ;;  # ${s.name}`),
+    ...table.sites.map((s, k) => `    ${k}) first=(${bashIntList(s.nodes.map((n) => n.firstRank))}); LOCAL_WORLD_SIZE=${s.gpusPerNode} ;;  # ${oneLine(s.name)}`),
     '    *) echo "run_rank: no component $1" >&2; return 2 ;;',
     '  esac',
     '  RANK=$(( first[SLURM_NODEID] + SLURM_LOCALID ))',

@@ -6,30 +6,35 @@
  */
 import type { LaunchContext } from './launch-common';
 import { rendezvousSite, torchrunFile, trainingProgram } from './launch-common';
-import { bashIntList } from './shell';
+import { bashIntList, oneLine, shellWord } from './shell';
 
 export function torchrunScripts(ctx: LaunchContext): { path: string; content: string }[] {
   const { table } = ctx;
   const master = rendezvousSite(table);
   const program = trainingProgram(ctx.framework);
+  const masterName = oneLine(master.name);
   return table.sites.map((site) => {
     const file = torchrunFile(table, site.site);
+    const name = oneLine(site.name);
     const lines = [
       '#!/bin/bash',
-      `# torchrun on one node of ${site.name} (${site.nodes.length} nodes x ${site.gpusPerNode} GPUs) for ${ctx.scenarioName}.`,
-      `# Usage, on node i of ${site.name} (i = 0..${site.nodes.length - 1}, the node column of ranks.csv):`,
-      `#   MASTER_ADDR=<host of node 0 of ${master.name}> bash ${file} i`,
+      `# torchrun on one node of ${name} (${site.nodes.length} node${site.nodes.length === 1 ? '' : 's'} x ${site.gpusPerNode} GPUs) for ${oneLine(ctx.scenarioName)}.`,
+      `# Usage, on node i of ${name} (i = 0..${site.nodes.length - 1}, the node column of ranks.csv):`,
+      `#   MASTER_ADDR=<host of node 0 of ${masterName}> bash ${file} i`,
       '# In a Kubernetes Indexed Job the index is JOB_COMPLETION_INDEX. MASTER_PORT defaults to ' + `${ctx.masterPort}.`,
       'set -euo pipefail',
       'BUNDLE_DIR="${BUNDLE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}"',
       'NODE_INDEX="${1:-${JOB_COMPLETION_INDEX:-}}"',
-      `# Global node rank of each node of ${site.name}, in its node order.`,
+      `# Global node rank of each node of ${name}, in its node order.`,
       `NODE_RANKS=(${bashIntList(site.nodes.map((n) => n.globalNode))})`,
       'if [[ ! "$NODE_INDEX" =~ ^[0-9]+$ ]] || (( NODE_INDEX >= ${#NODE_RANKS[@]} )); then',
-      `  echo "${file}: give this node's index at ${site.name}, 0..$(( \${#NODE_RANKS[@]} - 1 ))" >&2`,
+      `  echo ${shellWord(`${file}: give this node's index at ${name}, 0..${site.nodes.length - 1}`)} >&2`,
       '  exit 2',
       'fi',
-      `: "\${MASTER_ADDR:?set MASTER_ADDR to the host of node 0 of ${master.name} (global rank 0)}"`,
+      'if [[ -z "${MASTER_ADDR:-}" ]]; then',
+      `  echo ${shellWord(`${file}: set MASTER_ADDR to the host of node 0 of ${masterName} (global rank 0)`)} >&2`,
+      '  exit 2',
+      'fi',
       `MASTER_PORT="\${MASTER_PORT:-${ctx.masterPort}}"`,
       'set -a',
       '# shellcheck source=/dev/null',
