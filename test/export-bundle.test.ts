@@ -330,6 +330,33 @@ describe('names that are not shell-safe', () => {
   });
 });
 
+describe('one site', () => {
+  it('is a plain Slurm job (no hetjob, SLURM_JOB_NODELIST) whose tasks still start the ranks of ranks.csv', () => {
+    const scenario = loadFixture('llama3-8b-one-site');
+    const layout = layOutPlan(scenario, readPlanFixture('llama3-8b-one-site'));
+    const bundle = buildBundle(scenario, layout, exportMegatron(scenario, layout), 'one.plan.json');
+    expect(bundle.ok).toBe(true);
+    if (!bundle.ok) return;
+    const dir = path.join(tmp, 'one-site');
+    writeTo(dir, bundle.files);
+    const script = fileOf(bundle.files, 'slurm.sbatch');
+    expect(script).not.toMatch(/hetjob|--het-group|HET_GROUP/);
+    const bin = fakeTools(dir);
+    const run = spawnSync('bash', [path.join(dir, 'slurm.sbatch')], { encoding: 'utf8', env: { ...process.env, PATH: `${bin}:${process.env['PATH']}`, MEGATRON_DIR: '/m', SLURM_SUBMIT_DIR: dir, SLURM_JOB_NODELIST: 'node-0' } });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    const rows = readRanks(fileOf(bundle.files, 'ranks.csv'));
+    const started = [...run.stdout.matchAll(/rank (\d+) local (\d+) world (\d+) master (\S+)/g)];
+    expect(started).toHaveLength(4);
+    for (const m of started) {
+      expect(rows[Number(m[1])]!.local_rank).toBe(Number(m[2]));
+      expect(Number(m[3])).toBe(rows.length);
+      expect(m[4]).toBe('node-0');
+    }
+    expect(started.map((m) => Number(m[1]))).toContain(rows.length - 1);
+  });
+});
+
 describe('nccl.env for TCP across sites', () => {
   it('sets sockets from flows per GPU pair within NCCL\'s limits', () => {
     const scenario = loadFixture('llama3-405b-two-buildings');

@@ -1,6 +1,6 @@
 /**
- * `slurm.sbatch`: one heterogeneous job, one component per site (`#SBATCH hetjob` between them),
- * one task per GPU. Each task computes its global rank explicitly: the first rank of its node
+ * `slurm.sbatch`: one heterogeneous job, one component per site (`#SBATCH hetjob` between them;
+ * a plain job for one site), one task per GPU. Each task computes its global rank explicitly: the first rank of its node
  * (node n of a site = the n-th node of the site's component, SLURM_NODEID) plus SLURM_LOCALID,
  * which is ranks.csv's order. Pure.
  */
@@ -13,6 +13,9 @@ export function slurmScript(ctx: LaunchContext): { path: string; content: string
   const master = rendezvousSite(table);
   const masterComponent = table.sites.findIndex((s) => s.site === master.site);
   const program = trainingProgram(ctx.framework);
+  // One site is a plain job (Slurm sets SLURM_JOB_NODELIST, and srun takes no --het-group).
+  const het = table.sites.length > 1;
+  const nodeList = het ? `SLURM_JOB_NODELIST_HET_GROUP_${masterComponent}` : 'SLURM_JOB_NODELIST';
   const lines = [
     '#!/bin/bash',
     `# Slurm heterogeneous job for ${oneLine(ctx.scenarioName)}: component k runs the nodes of one site:`,
@@ -37,11 +40,11 @@ export function slurmScript(ctx: LaunchContext): { path: string; content: string
     'BUNDLE_DIR="${BUNDLE_DIR:-${SLURM_SUBMIT_DIR:-$(pwd)}}"',
     `# Global rank 0 runs on node 0 of ${oneLine(master.name)} (component ${masterComponent}): the rendezvous.`,
     'if [[ -z "${MASTER_ADDR:-}" ]]; then',
-    `  if [[ -z "\${SLURM_JOB_NODELIST_HET_GROUP_${masterComponent}:-}" ]]; then`,
-    "    echo 'slurm.sbatch: submit it with sbatch (a heterogeneous job), or set MASTER_ADDR' >&2",
+    `  if [[ -z "\${${nodeList}:-}" ]]; then`,
+    `    echo 'slurm.sbatch: submit it with sbatch${het ? ' (a heterogeneous job)' : ''}, or set MASTER_ADDR' >&2`,
     '    exit 2',
     '  fi',
-    `  mapfile -t MASTER_HOSTS < <(scontrol show hostnames "$SLURM_JOB_NODELIST_HET_GROUP_${masterComponent}")`,
+    `  mapfile -t MASTER_HOSTS < <(scontrol show hostnames "$${nodeList}")`,
     '  MASTER_ADDR="${MASTER_HOSTS[0]}"',
     'fi',
     `MASTER_PORT="\${MASTER_PORT:-${ctx.masterPort}}"`,
@@ -71,7 +74,7 @@ export function slurmScript(ctx: LaunchContext): { path: string; content: string
     '',
     'pids=()',
     ...table.sites.flatMap((s, k) => [
-      `srun --het-group=${k} --nodes=${s.nodes.length} --ntasks-per-node=${s.gpusPerNode} --kill-on-bad-exit=1 bash -c 'run_rank ${k}' &`,
+      `srun ${het ? `--het-group=${k} ` : ''}--nodes=${s.nodes.length} --ntasks-per-node=${s.gpusPerNode} --kill-on-bad-exit=1 bash -c 'run_rank ${k}' &`,
       'pids+=("$!")',
     ]),
     'status=0',
