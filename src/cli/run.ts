@@ -94,8 +94,13 @@ export async function runCli(argv: readonly string[], output: Output = processOu
       (y) => y.positional('plan', { type: 'string', demandOption: true, describe: 'Plan JSON file (or the --json output of plan)' })
         .option('scenario', { type: 'string', demandOption: true, describe: 'Scenario JSON file the plan is for' })
         .option('format', { choices: ['megatron', 'torchtitan'] as const, demandOption: true, describe: 'Framework' })
-        .option('json', { type: 'boolean', default: false, describe: 'Print JSON (settings, rank map, warnings)' }),
-      (args) => { code = runExport({ plan: args.plan, scenario: args.scenario, format: args.format, json: args.json }, output); },
+        .option('json', { type: 'boolean', default: false, describe: 'Print JSON (settings, rank map, warnings)' })
+        .option('bundle', { type: 'string', describe: 'Write a launch bundle into this folder: arguments, ranks.csv, Slurm, torchrun and Kubernetes launchers, nccl.env, README' })
+        .check((a) => {
+          if (a.bundle !== undefined && a.bundle.trim() === '') throw new UsageError('--bundle needs a folder');
+          return true;
+        }),
+      (args) => { code = runExport({ plan: args.plan, scenario: args.scenario, format: args.format, json: args.json, bundle: args.bundle }, output); },
     )
     .command(
       'import-model <config>',

@@ -74,3 +74,50 @@ export function readPlanFile(file: string): { readonly plan: unknown; readonly p
   }
   return { plan: value, pathPrefix: 'plan' };
 }
+
+/**
+ * Writes files into a folder (created if missing), all or nothing: they are written into a staging
+ * folder inside it first and moved into place only when every one is written. A path that is not a
+ * writable folder is a {@link ScenarioValidationError} naming it.
+ */
+export function writeFilesToFolder(folder: string, files: readonly { readonly path: string; readonly content: string; readonly executable?: boolean }[]): void {
+  const fail = (message: string): never => { throw new ScenarioValidationError([{ path: '', message }], folder); };
+  const reason = (error: unknown): string => {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOTDIR' ? 'a path component is a file, not a folder' : code === 'EACCES' || code === 'EPERM' || code === 'EROFS' ? `is not writable (${code})` : `cannot be written (${code ?? 'unknown error'})`;
+  };
+  let stat: fs.Stats | undefined;
+  try {
+    stat = fs.statSync(folder);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') fail(reason(error));
+  }
+  if (stat !== undefined && !stat.isDirectory()) fail('is a file, not a folder');
+  try {
+    fs.mkdirSync(folder, { recursive: true });
+    fs.accessSync(folder, fs.constants.W_OK);
+  } catch (error) {
+    fail(reason(error));
+  }
+  let staging: string | undefined;
+  try {
+    staging = fs.mkdtempSync(path.join(folder, '.scaleacross-staging-'));
+    for (const file of files) fs.writeFileSync(path.join(staging, file.path), file.content, { mode: file.executable ? 0o755 : 0o644 });
+    for (const file of files) fs.renameSync(path.join(staging, file.path), path.join(folder, file.path));
+  } catch (error) {
+    fail(reason(error));
+  } finally {
+    if (staging !== undefined) fs.rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/** Fails (naming the path) when `folder` exists and is not a folder; writes nothing. */
+export function checkFolderTarget(folder: string): void {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(folder);
+  } catch {
+    return;
+  }
+  if (!stat.isDirectory()) throw new ScenarioValidationError([{ path: '', message: 'is a file, not a folder' }], folder);
+}
