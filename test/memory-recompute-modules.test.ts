@@ -131,6 +131,21 @@ describe('recompute time: each recomputed module reruns its forward in the backw
   });
 });
 
+describe('recompute time: a recomputed MoE layer', () => {
+  it('reruns its dispatch and combine: 6 all-to-alls per MoE layer instead of 4 (not overlapped), as under full recomputation', () => {
+    const scenario = parseScenario(readFixture('deepseek-v3-moe-two-sites'), 'moe');
+    const plan: PlanSpec = { ...base, ep: 8, dp: 8, pp: 16, recompute: 'selective' };
+    const stage = buildStages(scenario, plan, [3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 2])[5]!;
+    const site = scenario.sites[0]!;
+    const attentionOnly = stageTime(scenario, plan, stage, site, 0);
+    const moe = stageTime(scenario, { ...plan, recomputeModules: ['moe'] }, stage, site, 0);
+    expect(attentionOnly.epExposedS).toBeGreaterThan(0);
+    expect(moe.epExposedS / attentionOnly.epExposedS).toBeCloseTo(6 / 4, 12);
+    expect(moe.epExposedS).toBeCloseTo(stageTime(scenario, { ...plan, recompute: 'full' }, stage, site, 0).epExposedS, 12);
+    expect(moe.recomputeS).toBeGreaterThan(0);
+  });
+});
+
 describe('plan checks', () => {
   const dense = scenarioWith({ layers: 4, hidden: 2048, ffnHidden: 8192, heads: 16, kvHeads: 8, vocab: 32000, mlp: 'swiglu' }, {});
   const fails = (plan: Json) => () => layOutPlan(dense, { ...base, ...plan });
