@@ -19,7 +19,7 @@ import * as referencePlacement from '../bench/reference/placement';
 import * as referenceStageCost from '../bench/reference/stage-cost';
 import { stageMemory } from '../src/model/memory';
 import { balancedLayers, buildStages } from '../src/model/placement';
-import type { PlanSpec } from '../src/model/plan-schema';
+import { RECOMPUTE_MODULES, type PlanSpec } from '../src/model/plan-schema';
 import { stageTime } from '../src/model/stage-cost';
 
 type Json = any; // a scenario document being mutated
@@ -120,6 +120,11 @@ describe('candidate enumeration and refined bounds equal the reference (code bef
 
   test('stage memory, stage times and stages equal the reference bit for bit (random plans, awkward sizes)', () => {
     const scenarios = ['deepseek-v3-moe-two-sites', 'llama3-70b-three-regions', 'small/three-heterogeneous'].map(loadFixture);
+    // The DeepSeek-V3 fixture with multi-latent attention (the calibration row's shape), in bf16: the
+    // reference prices every GEMM at one rate, as the cost model does in bf16.
+    const deepseek = readFixture('deepseek-v3-moe-two-sites') as Json;
+    deepseek.model.attention = { kind: 'mla', qLoraRank: 1536, kvLoraRank: 512, qkNopeHeadDim: 128, qkRopeHeadDim: 64, vHeadDim: 128 };
+    scenarios.push(parseScenario(deepseek, 'deepseek-v3-mla'));
     const planArbitrary = fc.record({
       scenario: fc.nat({ max: scenarios.length - 1 }),
       tp: fc.constantFrom(1, 2, 4, 8), cp: fc.constantFrom(1, 2, 3), ep: fc.constantFrom(1, 2, 4),
@@ -128,11 +133,13 @@ describe('candidate enumeration and refined bounds equal the reference (code bef
       recompute: fc.constantFrom('none', 'selective', 'full'), zero: fc.constantFrom(0, 1, 2, 3),
       microbatches: fc.oneof(fc.integer({ min: 1, max: 64 }), fc.double({ min: 0.5, max: 40, noNaN: true })),
       flashAttention: fc.boolean(), sitesUsedGpus: fc.constantFrom(0, 100000),
+      recomputeModules: fc.option(fc.subarray([...RECOMPUTE_MODULES], { minLength: 1 })),
     });
     fc.assert(fc.property(planArbitrary, (a) => {
       const base = scenarios[a.scenario]!;
       const scenario = { ...base, training: { ...base.training, flashAttention: a.flashAttention } };
       const plan = { tp: a.tp, cp: a.cp, ep: a.ep, pp: a.pp, dp: a.dp, microBatchSeqs: a.microBatchSeqs, schedule: a.schedule, virtualStages: a.virtualStages, recompute: a.recompute, zero: a.zero } as PlanSpec;
+      if (a.recompute === 'selective' && a.recomputeModules !== null) plan.recomputeModules = a.recomputeModules;
       const layers = referencePlacement.balancedLayers(scenario.model.layers, plan.pp);
       const stages = buildStages(scenario, plan, layers);
       expect(stages).toEqual(referencePlacement.buildStages(scenario, plan, layers));

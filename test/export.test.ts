@@ -6,6 +6,7 @@ import { runCli } from '../src/cli/run';
 import { exportMegatron } from '../src/export/megatron';
 import { exportTorchtitan, torchtitanSplit } from '../src/export/torchtitan';
 import { layOutPlan } from '../src/model/placement';
+import { parseScenario } from '../src/model/scenario';
 import { fixturePath, loadFixture, readPlanFixture, ROOT } from './helpers/fixtures';
 
 const documented = (file: string): Set<string> => new Set(fs.readFileSync(path.join(ROOT, 'test', 'fixtures', file), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')));
@@ -94,6 +95,33 @@ describe('what the frameworks cannot express', () => {
     const firstLess = Number(result.text.match(/pipeline_parallel_first_stage_less_layers = (\d+)/)![1]);
     const lastLess = Number(result.text.match(/pipeline_parallel_last_stage_less_layers = (\d+)/)![1]);
     expect(torchtitanSplit(126, 16, firstLess, lastLess)).toEqual([7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7]);
+  });
+});
+
+describe('selective recomputation by module', () => {
+  // The DeepSeek-V3 fixture with the calibration row's multi-latent attention, on the 1F1B schedule Megatron-LM runs.
+  const spec = JSON.parse(fs.readFileSync(fixturePath('deepseek-v3-moe-two-sites.json'), 'utf8'));
+  spec.model.attention = { kind: 'mla', qLoraRank: 1536, kvLoraRank: 512, qkNopeHeadDim: 128, qkRopeHeadDim: 64, vHeadDim: 128 };
+  const scenario = parseScenario(spec, 'deepseek-v3-mla');
+  const planWith = (extra: object) => layOutPlan(scenario, { ...readPlanFixture('deepseek-v3-moe-two-sites'), schedule: '1f1b', ...extra });
+
+  it('Megatron-LM: --recompute-granularity selective --recompute-modules with each module a word; none without a list (Megatron\'s default is core_attn)', () => {
+    const listed = exportMegatron(scenario, planWith({ recomputeModules: ['mla_up_proj', 'mlp'] }));
+    expect(listed.text).toMatch(/--recompute-granularity selective \\\n  --recompute-modules mla_up_proj mlp( |$)/m);
+    for (const flag of listed.keys) expect(megatronFlags).toContain(flag);
+    expect(listed.messages.filter((m) => m.severity === 'error')).toEqual([]);
+    const defaulted = exportMegatron(scenario, planWith({}));
+    expect(defaulted.text).toContain('--recompute-granularity selective');
+    expect(defaulted.keys).not.toContain('--recompute-modules');
+    expect(exportMegatron(scenario, planWith({ recomputeModules: ['moe_act'] })).messages.map((m) => m.message).join('\n')).toMatch(/--moe-grouped-gemm/);
+  });
+
+  it('torchtitan refuses modules other than core_attn (its selective checkpointing is op-level), and takes core_attn alone as before', () => {
+    const refused = exportTorchtitan(scenario, planWith({ recomputeModules: ['core_attn', 'mla_up_proj', 'moe_act'] }));
+    expect(refused.messages.filter((m) => m.severity === 'error').map((m) => m.message).join('\n')).toMatch(/cannot recompute mla_up_proj, moe_act alone/);
+    const attentionOnly = exportTorchtitan(scenario, planWith({ recomputeModules: ['core_attn'] }));
+    expect(attentionOnly.messages.filter((m) => /recompute/.test(m.message) && m.severity === 'error')).toEqual([]);
+    expect(attentionOnly.text).toContain('selective_ac_option = "op"');
   });
 });
 

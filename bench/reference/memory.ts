@@ -13,7 +13,7 @@ import type { Scenario } from '../../src/model/scenario';
 import { tokensPerGpu } from './stage-cost';
 import {
   attentionParams, denseMlpParams, embeddingParams, fp8ActivationSavingBytesPerToken, fp8LinearParams, layerActivationBytesPerToken, moeMlpParams,
-  scoreBytesPerToken,
+  recomputedActivationBytesPerToken, scoreBytesPerToken,
 } from '../../src/model/transformer';
 import { BF16_BYTES, BYTES_PER_GIB } from '../../src/model/units';
 
@@ -78,8 +78,12 @@ export function stageMemory(scenario: Scenario, plan: PlanSpec, stage: StageLayo
   const tokens = tokensPerGpu(scenario, plan);
   const tp = plan.tp;
   const layerBytes = (moe: boolean) => layerActivationBytesPerToken(model, moe) - (fp8 ? fp8ActivationSavingBytesPerToken(model, moe) : 0);
-  const perMicrobatchLayers = denseLayers * layerBytes(false) + stage.moeLayers * layerBytes(true);
-  const scoreBytes = training.flashAttention || plan.recompute !== 'none' ? 0 : scoreBytesPerToken(model, training.seqLen / plan.cp) * stage.layers;
+  // Selective recomputation by module (docs/cost-model.md §6, added after the freeze); the default list is the attention core alone.
+  const modules = plan.recompute === 'selective' ? plan.recomputeModules ?? ['core_attn'] : [];
+  const keptBytes = (moe: boolean) => layerBytes(moe) - recomputedActivationBytesPerToken(model, moe, modules, fp8);
+  const perMicrobatchLayers = denseLayers * keptBytes(false) + stage.moeLayers * keptBytes(true);
+  const scoresRecomputed = plan.recompute === 'full' || modules.includes('core_attn');
+  const scoreBytes = training.flashAttention || scoresRecomputed ? 0 : scoreBytesPerToken(model, training.seqLen / plan.cp) * stage.layers;
   const inFlight = microbatchesInFlight(plan, stage.index, microbatches);
   let activations: number;
   if (plan.recompute === 'full') {

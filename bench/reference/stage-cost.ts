@@ -13,6 +13,7 @@ import type { PlanSpec } from '../../src/model/plan-schema';
 import type { Scenario, Site } from '../../src/model/scenario';
 import {
   attentionCoreFlopsPerToken, attentionProjectionFlopsPerToken, attentionWidths, expertParams, logitFlopsPerToken, mlpFlopsPerToken,
+  recomputedGemmFlopsPerToken, recomputedKernelBytesPerToken,
 } from '../../src/model/transformer';
 import { BF16_BYTES, gBpsToBytesPerS, tflopsToFlopPerS } from '../../src/model/units';
 import { MOE_PERMUTE_BYTES_PER_ELEMENT } from '../../src/model/stage-cost';
@@ -83,7 +84,23 @@ export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout
   const expertKernelS = moe ? stage.moeLayers * (moe.experts / plan.ep) * CALIBRATION.expertKernelOverheadUs * 1e-6 : 0;
   const forwardS = attentionS + (projectionFlops - routedFlops) / flopRate + (routedFlops * (moe?.loadImbalance ?? 1)) / expertRate + elementwiseS + permuteS + expertKernelS + 0 + scoreS;
   const backwardS = 2 * forwardS;
-  const recomputeS = plan.recompute === 'full' ? forwardS : plan.recompute === 'selective' && !training.flashAttention ? coreS : 0;
+  // Selective recomputation by module (docs/cost-model.md §2, added after the freeze): each recomputed
+  // module's forward again, written out; the default module list is the attention core alone.
+  const modules = plan.recompute === 'selective' ? plan.recomputeModules ?? ['core_attn'] : [];
+  const moeRecomputed = plan.recompute === 'selective' && stage.moeLayers > 0 && modules.includes('moe');
+  let modulesS = 0;
+  if (plan.recompute === 'selective') {
+    const dense = recomputedGemmFlopsPerToken(model, false, modules);
+    const moeFlops = recomputedGemmFlopsPerToken(model, true, modules);
+    const kernelBytes = (denseLayers * recomputedKernelBytesPerToken(model, false, modules) + stage.moeLayers * recomputedKernelBytesPerToken(model, true, modules)) * tokens / tp;
+    modulesS = (denseLayers * dense.linear + stage.moeLayers * moeFlops.linear) * tokens / tp / flopRate
+      + stage.moeLayers * moeFlops.router * tokens / tp / flopRate
+      + (stage.moeLayers * moeFlops.routed * tokens / tp) * (moe?.loadImbalance ?? 1) / expertRate
+      + kernelBytes / hbm
+      + (moeRecomputed ? permuteS + expertKernelS : 0);
+  }
+  const recomputeS = plan.recompute === 'full' ? forwardS
+    : plan.recompute === 'selective' ? (modules.includes('core_attn') && !training.flashAttention ? coreS : 0) + modulesS : 0;
   const gemmS = forwardS + backwardS + recomputeS;
 
   // Tensor parallel: 2 all-reduce equivalents forward and 2 backward per layer (+2 when recomputing).
@@ -95,7 +112,12 @@ export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout
     : (tpCollectives / 2) * allReduceS(tpBytes, tp, tpTier)
       + ((tpCollectives / 2) / stage.layers) * ((stage.layers - stage.moeLayers) * allReduceS(tpBytes, tp, tpTier)
         + stage.moeLayers * allReduceS(tpBytes, expertTp, tierForGroup(site, expertTp, spansPods)));
-  const tpExposedS = training.overlap.tensorParallel ? Math.max(tpS - gemmS, tpS * CALIBRATION.tpOverlapResidual) : tpS;
+  // A recomputed dense MLP reruns its collectives over tp, a recomputed MoE layer over the expert tp ranks.
+  const recomputedMlps = plan.recompute === 'selective' && modules.includes('mlp') ? denseLayers : 0;
+  const tpRecomputeS = (recomputedMlps > 0 ? recomputedMlps * allReduceS(tpBytes, tp, tpTier) : 0)
+    + (moeRecomputed ? stage.moeLayers * allReduceS(tpBytes, expertTp, tierForGroup(site, expertTp, spansPods)) : 0);
+  const tpAllS = tpS + tpRecomputeS;
+  const tpExposedS = training.overlap.tensorParallel ? Math.max(tpAllS - gemmS, tpAllS * CALIBRATION.tpOverlapResidual) : tpAllS;
 
   // Context parallel (ring attention): c-1 exchanges of the local K,V forward, twice that backward, hidden behind attention.
   const kvWidths = attentionWidths(model); // the model's key and value widths (head dimension, MLA), as the current code computes them
@@ -111,7 +133,7 @@ export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout
     const even = dispatchBytes(model, shape, plan.ep, tokens / tp, training.expertDispatcher);
     const imbalance = model.moe.loadImbalance ?? 1;
     const bytes = { nicBytes: even.nicBytes * imbalance, scaleUpBytes: even.scaleUpBytes * imbalance };
-    const a2aCount = (4 + (plan.recompute === 'full' ? 2 : 0)) * stage.moeLayers;
+    const a2aCount = (4 + (plan.recompute === 'full' || moeRecomputed ? 2 : 0)) * stage.moeLayers;
     const epS = a2aCount * dispatchS(site, shape, tp, bytes, spansPods);
     epExposedS = training.overlap.expertParallel ? Math.max(epS - gemmS, epS * CALIBRATION.tpOverlapResidual) : epS;
   }

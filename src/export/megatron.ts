@@ -12,7 +12,8 @@ import { criticalReplicas } from './critical-replicas';
 import type { ExportMessage, FrameworkExport } from './export-types';
 import { rankToSiteMap } from './rank-map';
 
-type Arg = readonly [flag: string, value?: string | number];
+/** A flag and its value; a list is passed as separate words (argparse nargs). */
+type Arg = readonly [flag: string, value?: string | number | readonly string[]];
 
 export function exportMegatron(scenario: Scenario, layout: PlanLayout): FrameworkExport {
   const { plan } = layout;
@@ -56,7 +57,20 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
   args.push(['--micro-batch-size', plan.microBatchSeqs], ['--global-batch-size', training.globalBatchSeqs]);
 
   if (plan.recompute === 'full') args.push(['--recompute-granularity', 'full'], ['--recompute-method', 'uniform'], ['--recompute-num-layers', 1]);
-  if (plan.recompute === 'selective') args.push(['--recompute-granularity', 'selective']);
+  if (plan.recompute === 'selective') {
+    args.push(['--recompute-granularity', 'selective']);
+    // Megatron-LM's default module list is the plan's default (core_attn): passed only when the plan lists its own.
+    const modules = plan.recomputeModules;
+    if (modules !== undefined) {
+      args.push(['--recompute-modules', modules]);
+      if (modules.includes('moe_act')) {
+        messages.push({ severity: 'warning', message: 'Megatron-LM accepts moe_act recomputation only with grouped expert GEMMs (TransformerConfig: moe_grouped_gemm), which the cost model assumes for the routed experts: add --moe-grouped-gemm' });
+      }
+      if (training.precision === 'fp8' && (modules.includes('moe_act') || modules.includes('layernorm'))) {
+        messages.push({ severity: 'error', message: 'Megatron-LM rejects moe_act and layernorm recomputation with fp8 delayed scaling, its default fp8 recipe (TransformerConfig; other recipes need Transformer Engine 2.6 or later): choose a current-scaling or block-scaling fp8 recipe' });
+      }
+    }
+  }
 
   switch (plan.zero) {
     case 0:
@@ -94,7 +108,8 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
   for (const problem of rankMap.problems) messages.push({ severity: 'error', message: problem });
   messages.push({ severity: 'note', message: `${m} microbatches per data-parallel rank per iteration (global batch / (dp x micro batch))` });
 
-  const text = args.map(([flag, value]) => (value === undefined ? flag : `${flag} ${shellQuote(String(value))}`)).join(' \\\n  ');
+  const text = args.map(([flag, value]) => (value === undefined ? flag
+    : `${flag} ${typeof value === 'object' ? value.map(shellQuote).join(' ') : shellQuote(String(value))}`)).join(' \\\n  ');
   return { framework: 'megatron', text, keys: args.map(([flag]) => flag), rankMap, critical, messages };
 }
 

@@ -78,6 +78,10 @@ export function exportTorchtitan(scenario: Scenario, layout: PlanLayout): Framew
 
   const checkpoint: [string, TomlValue][] = [['mode', plan.recompute]];
   if (plan.recompute === 'selective') {
+    const others = (plan.recomputeModules ?? []).filter((module) => module !== 'core_attn');
+    if (others.length > 0) {
+      messages.push({ severity: 'error', message: `torchtitan's selective activation checkpointing is op-level (its save list) or every n-th layer, not by module: it cannot recompute ${others.join(', ')} alone as the plan does (Megatron-LM --recompute-modules); export to Megatron-LM, or plan with recompute 'full' or the attention core alone` });
+    }
     checkpoint.push(['selective_ac_option', 'op']);
     messages.push({ severity: 'warning', message: 'torchtitan\'s op-level selective checkpointing saves a different set of activations than the plan\'s (attention core recomputed only); memory and recompute time will differ somewhat' });
   }

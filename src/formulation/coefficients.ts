@@ -141,6 +141,7 @@ export function configPlan(config: ParallelConfig, dp: number): PlanSpec {
     schedule: config.schedule, virtualStages: config.virtualStages, recompute: config.recompute, zero: config.zero,
   };
   if (config.expertTp !== config.tp) plan.expertTp = config.expertTp;
+  if (config.recomputeModules !== undefined) plan.recomputeModules = [...config.recomputeModules];
   return plan;
 }
 

@@ -3,7 +3,7 @@
  * data-parallel degrees, replica layouts over sites, and per-replica microbatch counts.
  * Every plan in this space can be written as a plan JSON and evaluated by the cost model.
  */
-import type { PlanSpec, Recompute, Schedule } from '../model/plan-schema';
+import type { PlanSpec, Recompute, RecomputeModule, Schedule } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { isChunked, isVShaped } from '../model/schedule-chain';
 
@@ -19,6 +19,8 @@ export interface ParallelConfig {
   readonly schedule: Schedule;
   readonly virtualStages: number;
   readonly recompute: Recompute;
+  /** Modules selective recomputation recomputes (PlanSpec.recomputeModules); absent: the attention core. */
+  readonly recomputeModules?: RecomputeModule[];
   readonly zero: 0 | 1 | 2 | 3;
 }
 

@@ -5,13 +5,13 @@
  * (docs/cost-model.md §6; Korthikanti et al. 2022).
  */
 import type { StageLayout } from './placement';
-import { expertDataParallel, expertTpOf, type PlanSpec } from './plan-schema';
+import { expertDataParallel, expertTpOf, recomputeModulesOf, type PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
 import { microbatchesHeld } from './schedule-order';
 import { tokensPerGpu } from './stage-cost';
 import {
   attentionParams, denseMlpParams, embeddingParams, fp8ActivationSavingBytesPerToken, fp8LinearParams, layerActivationBytesPerToken, moeMlpParams,
-  mtpActivationBytesPerToken, mtpParams, scoreBytesPerToken,
+  mtpActivationBytesPerToken, mtpParams, recomputedActivationBytesPerToken, scoreBytesPerToken,
 } from './transformer';
 import { BF16_BYTES, BYTES_PER_GIB } from './units';
 
@@ -121,7 +121,7 @@ export function microbatchesInFlight(plan: Pick<PlanSpec, 'pp' | 'virtualStages'
 }
 
 /** The plan fields a stage's memory basis depends on (not dp, the schedule or the microbatch count). */
-export type MemoryBasisPlan = Pick<PlanSpec, 'tp' | 'cp' | 'ep' | 'expertTp' | 'microBatchSeqs' | 'recompute' | 'zero'>;
+export type MemoryBasisPlan = Pick<PlanSpec, 'tp' | 'cp' | 'ep' | 'expertTp' | 'microBatchSeqs' | 'recompute' | 'recomputeModules' | 'zero'>;
 
 /** The plan fields that shard a stage's weights, gradients and optimizer state. */
 export type ShardingPlan = Pick<PlanSpec, 'tp' | 'dp' | 'cp' | 'ep' | 'expertTp' | 'zero'>;
@@ -166,9 +166,13 @@ export function stageMemoryBasis(scenario: Scenario, plan: MemoryBasisPlan, stag
   // fp8 keeps the GEMM inputs it quantised instead of their bf16 copies (transformer.ts).
   const fp8 = training.precision === 'fp8';
   const layerBytes = (moe: boolean) => layerActivationBytesPerToken(model, moe) - (fp8 ? fp8ActivationSavingBytesPerToken(model, moe) : 0);
-  const perMicrobatchLayers = denseLayers * layerBytes(false) + stage.moeLayers * layerBytes(true);
+  // Selective recomputation drops each recomputed module's activations (transformer.ts; 0 for the attention core alone).
+  const modules = recomputeModulesOf(plan);
+  const keptBytes = (moe: boolean) => layerBytes(moe) - recomputedActivationBytesPerToken(model, moe, modules, fp8);
+  const perMicrobatchLayers = denseLayers * keptBytes(false) + stage.moeLayers * keptBytes(true);
   const layerParams = params.dense - params.vocab + params.expert;
-  const scoreBytes = training.flashAttention || plan.recompute !== 'none' ? 0 : scoreBytesPerToken(model, training.seqLen / plan.cp) * stage.layers;
+  const scoresRecomputed = plan.recompute === 'full' || modules.includes('core_attn');
+  const scoreBytes = training.flashAttention || scoresRecomputed ? 0 : scoreBytesPerToken(model, training.seqLen / plan.cp) * stage.layers;
   return {
     params,
     fp8Params: fp8CopiedParams(scenario, plan, stage),

@@ -94,6 +94,7 @@ function checkDegrees(scenario: Scenario, plan: PlanSpec, issues: InputIssue[], 
   } else if ((plan.tp * plan.cp * plan.dp) % (plan.ep * plan.expertTp) !== 0) {
     issues.push({ path: at('expertTp'), message: `ep x expertTp = ${plan.ep * plan.expertTp} does not divide tp x cp x dp = ${plan.tp * plan.cp * plan.dp} (MoE Parallel Folding)` });
   }
+  checkRecomputeModules(scenario, plan, issues, at);
   const virtualStagesProblem = scheduleChunksProblem(plan);
   if (virtualStagesProblem !== undefined) issues.push({ path: at('virtualStages'), message: virtualStagesProblem });
   const split = pipelineSplitOf(plan, model.layers);
@@ -103,6 +104,25 @@ function checkDegrees(scenario: Scenario, plan: PlanSpec, issues: InputIssue[], 
     const hint = units < model.layers + 2 && plan.pp * plan.virtualStages <= model.layers + 2 ? '; pipelineSplit can count the embedding and the loss as layers' : '';
     issues.push({ path: at('pp'), message: `${plan.pp} stages x ${plan.virtualStages} chunks exceed ${model.layers} layers${counted}${hint}` });
   }
+}
+
+/**
+ * Each recomputed module must exist in the model. Megatron-LM rejects mla_up_proj without
+ * multi-latent attention and moe_act without the grouped expert GEMMs (TransformerConfig); it
+ * accepts moe, shared_experts and mlp on a model without such layers and recomputes nothing. All
+ * five are errors here: a module the model does not have changes neither memory nor time, so a
+ * plan that lists one was written for another model.
+ */
+function checkRecomputeModules(scenario: Scenario, plan: PlanSpec, issues: InputIssue[], at: (key: string) => string): void {
+  const model = scenario.model;
+  (plan.recomputeModules ?? []).forEach((module, i) => {
+    let missing: string | undefined;
+    if (module === 'mla_up_proj' && !model.attention) missing = 'multi-latent attention (model.attention)';
+    else if ((module === 'moe_act' || module === 'moe') && !model.moe) missing = 'MoE layers (model.moe)';
+    else if (module === 'shared_experts' && (model.moe?.sharedExperts ?? 0) === 0) missing = 'shared experts (model.moe.sharedExperts)';
+    else if (module === 'mlp' && model.moe && model.moe.denseLayers === 0) missing = 'dense MLP layers (model.moe.denseLayers is 0; \'moe\' recomputes the MoE layers)';
+    if (missing !== undefined) issues.push({ path: at(`recomputeModules[${i}]`), message: `'${module}' needs ${missing}, which the model does not have` });
+  });
 }
 
 /**

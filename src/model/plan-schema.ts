@@ -9,6 +9,17 @@ export const SCHEDULES = ['gpipe', '1f1b', 'interleaved', 'zb-h1', 'zbv', 'inter
 export type Schedule = (typeof SCHEDULES)[number];
 export const RECOMPUTE_MODES = ['none', 'selective', 'full'] as const;
 export type Recompute = (typeof RECOMPUTE_MODES)[number];
+/**
+ * The submodules Megatron-LM's selective recomputation can recompute (`--recompute-modules` with
+ * `--recompute-granularity selective`, megatron/training/arguments.py and TransformerConfig's
+ * check of `recompute_modules`): core_attn, moe_act, layernorm and mla_up_proj discard their
+ * outputs and rebuild them before the backward that reads them; mlp (dense layers only), moe and
+ * shared_experts checkpoint their input and rerun their forward (docs/cost-model.md §6).
+ */
+export const RECOMPUTE_MODULES = ['core_attn', 'moe_act', 'layernorm', 'mla_up_proj', 'mlp', 'moe', 'shared_experts'] as const;
+export type RecomputeModule = (typeof RECOMPUTE_MODULES)[number];
+/** Megatron-LM's default module list under selective recomputation: the attention core alone. */
+export const DEFAULT_RECOMPUTE_MODULES: readonly RecomputeModule[] = ['core_attn'];
 
 export const stageSitesSchema = z.strictObject({
   site: z.string().min(1),
@@ -57,14 +68,31 @@ export const planSchema = z.strictObject({
   schedule: z.enum(SCHEDULES).default('1f1b'),
   virtualStages: positiveInt('model chunks per GPU (interleaved and interleaved-zb: 2 or more; zbv and dualpipev: exactly 2)', 1e5).default(1),
   recompute: z.enum(RECOMPUTE_MODES).default('none'),
+  recomputeModules: z.array(z.enum(RECOMPUTE_MODULES)).min(1, 'lists no module: write recompute \'none\' to recompute nothing').max(RECOMPUTE_MODULES.length).optional()
+    .describe('Modules selective recomputation recomputes (Megatron-LM --recompute-modules): core_attn, moe_act, layernorm, mla_up_proj, mlp (dense layers), moe, shared_experts. Only with recompute \'selective\'; absent: [\'core_attn\'].'),
   zero: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]).default(1)
     .describe('0: replicated; 1: optimizer sharded over dp x cp; 2: + gradients; 3: + weights.'),
   pipelineSplit: pipelineSplitSchema.optional(),
   placement: placementSchema.optional(),
   network: z.array(linkSettingsSchema).max(2016).optional(),
+}).superRefine((plan, ctx) => {
+  if (plan.recomputeModules === undefined) return;
+  if (plan.recompute !== 'selective') {
+    ctx.addIssue({ code: 'custom', path: ['recomputeModules'], message: `applies only with recompute 'selective' (Megatron-LM --recompute-granularity selective), not '${plan.recompute}'` });
+  }
+  plan.recomputeModules.forEach((module, i) => {
+    if (plan.recomputeModules!.indexOf(module) !== i) ctx.addIssue({ code: 'custom', path: ['recomputeModules', i], message: `'${module}' is listed twice` });
+  });
 }).describe('A parallel configuration of the training job.');
 
 export type PlanSpec = z.output<typeof planSchema>;
+
+/**
+ * The modules the plan recomputes under selective recomputation: its `recomputeModules`, or
+ * Megatron-LM's default (the attention core); none without selective recomputation.
+ */
+export const recomputeModulesOf = (plan: Pick<PlanSpec, 'recompute' | 'recomputeModules'>): readonly RecomputeModule[] =>
+  plan.recompute === 'selective' ? plan.recomputeModules ?? DEFAULT_RECOMPUTE_MODULES : [];
 
 /** The routed experts' tensor-parallel degree: the plan's `expertTp`, or tp (Megatron's default before MoE Parallel Folding). */
 export const expertTpOf = (plan: Pick<PlanSpec, 'tp' | 'expertTp'>): number => plan.expertTp ?? plan.tp;

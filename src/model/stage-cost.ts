@@ -7,11 +7,11 @@ import { CALIBRATION } from './calibration-constants';
 import { dispatchBytes, dispatchS, expertGroupShape, expertLoadImbalance, scaleDispatchBytes } from './expert-dispatch';
 import { allReduceS, scaleOutTier, tierForGroup } from './network';
 import type { StageLayout } from './placement';
-import { expertTpOf, type PlanSpec } from './plan-schema';
+import { expertTpOf, recomputeModulesOf, type PlanSpec } from './plan-schema';
 import type { Scenario, Site } from './scenario';
 import {
   attentionCoreFlopsPerToken, attentionProjectionFlopsPerToken, attentionWidths, expertParams, fp8CastElementsPerToken, logitFlopsPerToken, mlpFlopsPerToken, mtpLinearFlopsPerToken,
-  routerFlopsPerToken,
+  recomputedGemmFlopsPerToken, recomputedKernelBytesPerToken, routerFlopsPerToken,
 } from './transformer';
 import { BF16_BYTES, gBpsToBytesPerS, tflopsToFlopPerS } from './units';
 
@@ -71,7 +71,7 @@ export const tokensPerGpu = (scenario: Scenario, plan: Pick<PlanSpec, 'microBatc
   (plan.microBatchSeqs * scenario.training.seqLen) / plan.cp;
 
 /** The plan fields a stage's time depends on (not dp, the schedule or ZeRO). */
-export type StageTimePlan = Pick<PlanSpec, 'tp' | 'cp' | 'ep' | 'expertTp' | 'pp' | 'virtualStages' | 'microBatchSeqs' | 'recompute'>;
+export type StageTimePlan = Pick<PlanSpec, 'tp' | 'cp' | 'ep' | 'expertTp' | 'pp' | 'virtualStages' | 'microBatchSeqs' | 'recompute' | 'recomputeModules'>;
 
 /** Forward FLOPs of one microbatch on one GPU of a stage, by the unit that runs them. */
 export interface StageFlops {
@@ -83,7 +83,7 @@ export interface StageFlops {
   readonly routedExpertFlops: number;
   /** Attention scores and context, bf16: the causal half with a fused kernel, the full square without. */
   readonly attentionCoreFlops: number;
-  /** What the GPU executes per microbatch: 3 x forward plus recomputation (full: a forward; selective without a fused kernel: the attention core). */
+  /** What the GPU executes per microbatch: 3 x forward plus recomputation (full: a forward; selective: the attention core without a fused kernel, and the recomputed modules' GEMMs). */
   readonly hardwareFlops: number;
 }
 
@@ -101,7 +101,14 @@ export function stageFlops(scenario: Scenario, plan: StageTimePlan, stage: Stage
   const bf16Only = (routerFlopsPerToken(model) * stage.moeLayers + (stage.hasOutputLayer ? logitFlopsPerToken(model) - mtpLinearFlopsPerToken(model) : 0)) * tokens / plan.tp;
   const routedExpertFlops = model.moe ? 2 * model.moe.topK * expertParams(model) * stage.moeLayers * tokens / plan.tp : 0;
   const forward = attentionCoreFlops + gemmFlops;
-  const recompute = plan.recompute === 'full' ? forward : plan.recompute === 'selective' && !training.flashAttention ? attentionCoreFlops : 0;
+  let recompute = plan.recompute === 'full' ? forward : 0;
+  if (plan.recompute === 'selective') {
+    const modules = recomputeModulesOf(plan);
+    const dense = recomputedGemmFlopsPerToken(model, false, modules);
+    const moe = recomputedGemmFlopsPerToken(model, true, modules);
+    const modulesFlops = (denseLayers * (dense.linear + dense.routed + dense.router) + stage.moeLayers * (moe.linear + moe.routed + moe.router)) * tokens / plan.tp;
+    recompute = (modules.includes('core_attn') && !training.flashAttention ? attentionCoreFlops : 0) + modulesFlops;
+  }
   return { gemmFlops, linearFlops: gemmFlops - bf16Only, routedExpertFlops, attentionCoreFlops, hardwareFlops: 3 * forward + recompute };
 }
 
@@ -161,10 +168,29 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
     + (flops.routedExpertFlops * expertLoadImbalance(model)) / expertRate;
   const forwardS = flopsS + elementwiseS + permuteS + expertKernelS + castS + scoreS;
   const backwardS = 2 * forwardS;
-  const recomputeS = plan.recompute === 'full' ? forwardS : plan.recompute === 'selective' && !training.flashAttention ? coreS : 0;
+  // Selective recomputation reruns each recomputed module's forward before its backward: GEMMs at
+  // their own rates, norms and activation functions at HBM speed, a recomputed MoE layer also its
+  // permutation and expert kernels (and below its collectives).
+  const modules = recomputeModulesOf(plan);
+  const denseLayers = stage.layers - stage.moeLayers;
+  const moeRecomputed = plan.recompute === 'selective' && stage.moeLayers > 0 && modules.includes('moe');
+  let modulesS = 0;
+  if (plan.recompute === 'selective') {
+    const dense = recomputedGemmFlopsPerToken(model, false, modules);
+    const moe = recomputedGemmFlopsPerToken(model, true, modules);
+    const kernelBytes = (denseLayers * recomputedKernelBytesPerToken(model, false, modules) + stage.moeLayers * recomputedKernelBytesPerToken(model, true, modules)) * tokens / tp;
+    modulesS = (denseLayers * dense.linear + stage.moeLayers * moe.linear) * tokens / tp / linearRate
+      + stage.moeLayers * moe.router * tokens / tp / bf16Rate
+      + (stage.moeLayers * moe.routed * tokens / tp) * expertLoadImbalance(model) / expertRate
+      + kernelBytes / hbm
+      + (moeRecomputed ? permuteS + expertKernelS : 0);
+  }
+  const recomputeS = plan.recompute === 'full' ? forwardS
+    : plan.recompute === 'selective' ? (modules.includes('core_attn') && !training.flashAttention ? coreS : 0) + modulesS : 0;
   const gemmS = forwardS + backwardS + recomputeS;
 
-  // Tensor parallel: 2 all-reduce equivalents forward and 2 backward per layer (+2 when recomputing).
+  // Tensor parallel: 2 all-reduce equivalents forward and 2 backward per layer (+2 when recomputing;
+  // +1 per recomputed MLP or MoE layer, over the expert tp ranks for MoE).
   const tpCollectives = (4 + (plan.recompute === 'full' ? 2 : 0)) * stage.layers;
   const tpBytes = tokens * model.hidden * BF16_BYTES;
   const spansPods = sitesUsedGpus > site.podGpus;
@@ -174,7 +200,11 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
     : (tpCollectives / 2) * allReduceS(tpBytes, tp, tpTier)
       + ((tpCollectives / 2) / stage.layers) * ((stage.layers - stage.moeLayers) * allReduceS(tpBytes, tp, tpTier)
         + stage.moeLayers * allReduceS(tpBytes, expertTp, tierForGroup(site, expertTp, spansPods)));
-  const tpExposedS = training.overlap.tensorParallel ? Math.max(tpS - gemmS, tpS * CALIBRATION.tpOverlapResidual) : tpS;
+  const recomputedMlps = plan.recompute === 'selective' && modules.includes('mlp') ? denseLayers : 0;
+  const tpRecomputeS = (recomputedMlps > 0 ? recomputedMlps * allReduceS(tpBytes, tp, tpTier) : 0)
+    + (moeRecomputed ? stage.moeLayers * allReduceS(tpBytes, expertTp, tierForGroup(site, expertTp, spansPods)) : 0);
+  const tpAllS = tpS + tpRecomputeS;
+  const tpExposedS = training.overlap.tensorParallel ? Math.max(tpAllS - gemmS, tpAllS * CALIBRATION.tpOverlapResidual) : tpAllS;
 
   // Context parallel (ring attention), hidden behind attention: only the excess is exposed.
   const cpExposedS = plan.cp > 1 ? Math.max(0, contextParallelS(scenario, plan, stage, site, spansPods) - 3 * coreS) : 0;
@@ -185,7 +215,8 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
     const shape = expertGroupShape(site, plan.ep, expertTp);
     // The busiest rank receives loadImbalance times its share: the all-to-all waits for it.
     const bytes = scaleDispatchBytes(dispatchBytes(model, shape, plan.ep, tokens / tp, training.expertDispatcher), expertLoadImbalance(model));
-    const a2aCount = (4 + (plan.recompute === 'full' ? 2 : 0)) * stage.moeLayers;
+    // +2 when the layer's forward is recomputed (full, or selective with moe).
+    const a2aCount = (4 + (plan.recompute === 'full' || moeRecomputed ? 2 : 0)) * stage.moeLayers;
     const epS = a2aCount * dispatchS(site, shape, tp, bytes, spansPods);
     // Overlapped with another microbatch's compute (Megatron's 1F1B all-to-all overlap, DualPipe):
     // the same exposure rule as tensor-parallel overlap.

@@ -2,7 +2,9 @@
  * Per-layer quantities of a decoder-only transformer: parameters, FLOPs per token and
  * activation bytes. Formulas: docs/cost-model.md §1 (Narayanan et al. SC'21, Korthikanti et al. 2022).
  */
+import type { RecomputeModule } from './plan-schema';
 import type { ModelSpec } from './scenario-schema';
+import { BF16_BYTES } from './units';
 
 type Model = ModelSpec & { readonly kvHeads: number };
 
@@ -262,6 +264,102 @@ export function fp8LinearParams(model: Model, moeLayer: boolean): { readonly rou
   const attention = attentionMatrixParams(model);
   if (!moeLayer || !model.moe) return { routed: 0, replicated: attention + denseMlpParams(model) };
   return { routed: model.moe.experts * expertParams(model), replicated: attention + model.moe.sharedExperts * expertParams(model) };
+}
+
+/**
+ * Activation bytes per token (before dividing by tp) one layer no longer keeps when selective
+ * recomputation recomputes `modules` (Megatron-LM --recompute-modules), out of what
+ * {@link layerActivationBytesPerToken} less {@link fp8ActivationSavingBytesPerToken} stores
+ * (docs/cost-model.md §6; Korthikanti et al. 2022 §4.2 for the terms). By module:
+ * - `core_attn`: 0 here; it drops the score matrices ({@link scoreBytesPerToken}), which the caller leaves out.
+ * - `mla_up_proj` (output discarded): MLA's expanded queries, keys and values `2(w_q + w_k + w_v)`; the latents, their inputs, stay.
+ * - `layernorm` (output discarded): the outputs of the norms Megatron runs as modules of their own, the
+ *   MLA input norm (inputs of the two down-projections, `2h`) and a MoE layer's pre-MLP norm (the
+ *   router's and the dispatcher's input, `2h`, `h` where fp8 stores it); the other norms are fused
+ *   into the next linear layer (Transformer Engine's LayerNormLinear) and are not recomputed.
+ * - `mlp` (dense layers) and `moe` (MoE layers, every active FFN): the FFN internals, FC1 outputs and the
+ *   activation output (`6f` SwiGLU, `4f` otherwise, per FFN; FC2's input at 1 byte in fp8); their input is
+ *   the checkpoint and is kept in bf16, `h` more than fp8 stores it (unless layernorm discards it).
+ * - `shared_experts` (MoE layers): the shared experts' internals, as `moe` for those FFNs.
+ * - `moe_act` (output discarded): each routed expert's activation output, FC2's input (`2f`, `f` in fp8).
+ */
+export function recomputedActivationBytesPerToken(model: Model, moeLayer: boolean, modules: readonly RecomputeModule[], fp8: boolean): number {
+  const h = model.hidden;
+  const mla = model.attention;
+  // fp8 stores the GEMM inputs at 1 byte except under MLA (fp8ActivationSavingBytesPerToken).
+  const inputBytes = fp8 && !mla ? 1 : 2;
+  const moe = moeLayer ? model.moe : undefined;
+  const ffnWidth = moe ? moe.expertFfnHidden : model.ffnHidden;
+  // One FFN's stored internals: FC1 outputs and the activation output, which is FC2's input.
+  const ffnBytes = (model.mlp === 'swiglu' ? 4 : 2) * ffnWidth + inputBytes * ffnWidth;
+  const layernorm = modules.includes('layernorm');
+  let dropped = 0;
+  if (mla && modules.includes('mla_up_proj')) {
+    const widths = attentionWidths(model);
+    dropped += 2 * (widths.q + widths.k + widths.v);
+  }
+  if (layernorm) dropped += (mla ? 2 * h : 0) + (moe ? inputBytes * h : 0);
+  if (!moe) {
+    if (modules.includes('mlp')) dropped += ffnBytes - (2 - inputBytes) * h;
+  } else if (modules.includes('moe')) {
+    dropped += (moe.topK + moe.sharedExperts) * ffnBytes - (layernorm ? 0 : (2 - inputBytes) * h);
+  } else {
+    if (modules.includes('shared_experts')) dropped += moe.sharedExperts * ffnBytes;
+    if (modules.includes('moe_act')) dropped += moe.topK * inputBytes * ffnWidth;
+  }
+  return dropped;
+}
+
+/**
+ * Forward FLOPs per token of one layer's GEMMs that selective recomputation of `modules` runs
+ * again, split by the rate they run at: `linear` (the linear layers, fp8 in fp8 training),
+ * `routed` (the routed experts' grouped GEMMs) and `router` (bf16). mla_up_proj: the query and
+ * key/value up-projections (the query projection itself without a query latent); mlp (dense
+ * layers): the MLP; moe: the active experts and the router; shared_experts: the shared experts.
+ */
+export function recomputedGemmFlopsPerToken(model: Model, moeLayer: boolean, modules: readonly RecomputeModule[]): { readonly linear: number; readonly routed: number; readonly router: number } {
+  let linear = 0;
+  let routed = 0;
+  let router = 0;
+  const mla = model.attention;
+  if (mla && modules.includes('mla_up_proj')) {
+    const widths = attentionWidths(model);
+    linear += 2 * ((mla.qLoraRank ?? model.hidden) * widths.q + mla.kvLoraRank * model.heads * (mla.qkNopeHeadDim + mla.vHeadDim));
+  }
+  const moe = moeLayer ? model.moe : undefined;
+  if (!moe) {
+    if (modules.includes('mlp')) linear += mlpFlopsPerToken(model, false);
+  } else if (modules.includes('moe')) {
+    linear += 2 * moe.sharedExperts * expertParams(model);
+    routed += 2 * moe.topK * expertParams(model);
+    router += routerFlopsPerToken(model);
+  } else if (modules.includes('shared_experts')) {
+    linear += 2 * moe.sharedExperts * expertParams(model);
+  }
+  return { linear, routed, router };
+}
+
+/**
+ * HBM bytes per token of one layer's memory-bound kernels that selective recomputation of
+ * `modules` runs again: a recomputed norm reads and writes `h` bf16 elements (`4h`); an
+ * activation function reads its FC1 outputs and writes its output (SwiGLU `2f` in and `f` out,
+ * `6f` bytes; otherwise `4f`), per recomputed FFN (mlp, moe, shared_experts, moe_act's routed experts).
+ */
+export function recomputedKernelBytesPerToken(model: Model, moeLayer: boolean, modules: readonly RecomputeModule[]): number {
+  const moe = moeLayer ? model.moe : undefined;
+  const ffnWidth = moe ? moe.expertFfnHidden : model.ffnHidden;
+  const activationBytes = (model.mlp === 'swiglu' ? 3 : 2) * BF16_BYTES * ffnWidth;
+  let bytes = 0;
+  if (modules.includes('layernorm')) bytes += 2 * BF16_BYTES * model.hidden * ((model.attention ? 1 : 0) + (moe ? 1 : 0));
+  if (!moe) {
+    if (modules.includes('mlp')) bytes += activationBytes;
+  } else if (modules.includes('moe')) {
+    bytes += (moe.topK + moe.sharedExperts) * activationBytes;
+  } else {
+    if (modules.includes('shared_experts')) bytes += moe.sharedExperts * activationBytes;
+    if (modules.includes('moe_act')) bytes += moe.topK * activationBytes;
+  }
+  return bytes;
 }
 
 /** Bytes per token of the stored attention score matrices (softmax, dropout): 5*a*s/h * h, or 3*a*s without dropout. */

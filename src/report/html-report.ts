@@ -86,7 +86,7 @@ function planTable(data: ReportData): string {
     row('degrees', `tp ${plan.tp} x cp ${plan.cp} x ep ${plan.ep}${plan.expertTp !== undefined && plan.expertTp !== plan.tp ? ` (expert tp ${plan.expertTp})` : ''} x pp ${plan.pp} x dp ${plan.dp}`, 'plan-degrees'),
     row('schedule', `${escapeHtml(plan.schedule)}${plan.virtualStages > 1 ? ` (${plan.virtualStages} chunks per stage)` : ''}`),
     row('microbatch', `${plan.microBatchSeqs} sequence(s); ${layout.groups.map((g) => +g.microbatches.toFixed(3)).join(' / ')} per replica`),
-    row('recompute, ZeRO', `${escapeHtml(plan.recompute)}, ZeRO-${plan.zero}`),
+    row('recompute, ZeRO', `${escapeHtml(plan.recompute)}${plan.recomputeModules ? ` (${escapeHtml(plan.recomputeModules.join(', '))})` : ''}, ZeRO-${plan.zero}`),
     row('layers per stage', layout.stages.map((s) => s.layers).join(', ')),
   ];
   layout.groups.forEach((group, g) => {
