@@ -3,6 +3,7 @@
  * library, print. Invalid input and usage exit 2 with one line per problem; bugs exit 1.
  */
 import yargs from 'yargs';
+import { FRAMEWORKS } from '../model/framework-capabilities';
 import { ScenarioValidationError } from '../model/validation-error';
 import { defaultWorkerCount, runBatchCommand } from './commands/batch';
 import { runDiagnose } from './commands/diagnose';
@@ -51,13 +52,14 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('exhaustive', { type: 'boolean', default: false, describe: 'Enumerate the search space plan by plan instead (reference; slow)' })
         .option('quiet', { type: 'boolean', default: false, describe: 'No live progress' })
         .option('diagnose', { type: 'boolean', default: true, describe: 'When no plan fits, find the conflicting requirements and the smallest fixes (--no-diagnose skips it)' })
+        .option('framework', { choices: FRAMEWORKS, describe: 'Search only plans this framework runs as planned (overrides the scenario\'s search.framework)' })
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
           if (!(a.gap >= 0 && a.gap < 1)) throw new UsageError('--gap must be in [0, 1)');
           return true;
         }),
       async (args) => {
-        code = await runPlan({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'], gap: args.gap, exhaustive: args.exhaustive, quiet: args.quiet, diagnose: args.diagnose }, output, output === processOutput ? process.stderr : undefined);
+        code = await runPlan({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'], gap: args.gap, exhaustive: args.exhaustive, quiet: args.quiet, diagnose: args.diagnose, framework: args.framework }, output, output === processOutput ? process.stderr : undefined);
       },
     )
     .command(

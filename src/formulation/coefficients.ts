@@ -230,7 +230,8 @@ function fittingChoices(scenario: Scenario, plan: PlanSpec, bases: readonly Stag
 /**
  * The coefficients of (config, dp). `tables` holds the scenario's stages, stage times and memory
  * bases, and the layout constants of each configuration, shared by all its dp (a fresh
- * `new EnumerationTables(scenario)` gives the same numbers).
+ * `new EnumerationTables(scenario)` gives the same numbers). `equalMicrobatches`: only M / dp
+ * microbatches per replica (a framework's space), else the uneven shares of {@link microbatchCounts}.
  */
 export function computeCoefficients(
   scenario: Scenario,
@@ -238,11 +239,15 @@ export function computeCoefficients(
   dp: number,
   layouts: readonly ReplicaLayout[],
   tables: EnumerationTables,
+  equalMicrobatches = false,
 ): ConfigCoefficients {
   const plan = configPlan(config, dp);
   const { times: { stages, times }, memoryBases } = tables.forConfig(config);
   const totalMicrobatches = scenario.training.globalBatchSeqs / config.microBatchSeqs;
-  const microbatchChoices = microbatchCounts(totalMicrobatches, dp, fewestMicrobatches(config), tables.divisors(totalMicrobatches));
+  // A framework's space (search-space.ts, equalMicrobatchesOnly): every replica runs M / dp.
+  const microbatchChoices = equalMicrobatches
+    ? (totalMicrobatches % dp === 0 && totalMicrobatches / dp >= fewestMicrobatches(config) ? [totalMicrobatches / dp] : [])
+    : microbatchCounts(totalMicrobatches, dp, fewestMicrobatches(config), tables.divisors(totalMicrobatches));
 
   // Memory depends on the stage and k, not on the site; compare with each site's capacity.
   // GPipe holds every microbatch: memory grows with k; the other schedules are capped by pp.
