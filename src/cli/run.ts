@@ -162,7 +162,9 @@ export async function runCli(argv: readonly string[], output: Output = processOu
       return EXIT.invalidInput;
     }
     if (error instanceof UsageError || (error instanceof Error && error.name === 'YError')) {
-      output.err(`scaleacross: ${error.message.split('\n')[0]} (see scaleacross --help)`);
+      // yargs puts which argument and which choices on the lines after "Invalid values:": kept, on the one line.
+      const message = /^Invalid values:/.test(error.message) ? error.message.split('\n').map((l) => l.trim()).filter((l) => l).join(' ') : error.message.split('\n')[0];
+      output.err(`scaleacross: ${message} (see scaleacross --help)`);
       return EXIT.invalidInput;
     }
     const message = error instanceof Error ? error.message : String(error);

@@ -41,6 +41,8 @@ export interface FrameworkCapabilities {
   readonly zero: Readonly<Record<0 | 1 | 2 | 3, Support>>;
   /** ZeRO stages searched when the scenario's `search.zero` lists none. */
   readonly defaultZero: readonly (0 | 1 | 2 | 3)[];
+  /** ZeRO-0 (replicated data parallelism) together with tensor, context, expert or pipeline parallelism. */
+  readonly replicatedWithModelParallel: Support;
   readonly recompute: Readonly<Record<Recompute, Support>>;
   /** Routed experts with a tensor-parallel degree of their own (expertTp != tp, MoE Parallel Folding). */
   readonly foldedExpertTp: Support;
@@ -80,6 +82,7 @@ export const MEGATRON: FrameworkCapabilities = {
     3: approximated('ZeRO-3 maps to Megatron FSDP (--use-megatron-fsdp); check that your Megatron-LM version supports it together with pipeline parallelism'),
   },
   defaultZero: [1],
+  replicatedWithModelParallel: native,
   recompute: { none: native, selective: native, full: native },
   foldedExpertTp: native,
   perGroupMicrobatches: unsupported(UNEVEN_MICROBATCHES),
@@ -93,7 +96,8 @@ export const MEGATRON: FrameworkCapabilities = {
 /**
  * torchtitan (torchtitan/config/job_config.py; schedule names from torch.distributed.pipelining's
  * get_schedule_class; keys in test/fixtures/torchtitan-keys.txt): every schedule but ZB-H1,
- * FSDP2 (ZeRO-3) or plain replication (ZeRO-0), full activation checkpointing, any stage split.
+ * FSDP2 (ZeRO-3), plain replication (ZeRO-0, DDP) without model parallelism, full activation
+ * checkpointing, any stage split.
  */
 export const TORCHTITAN: FrameworkCapabilities = {
   framework: 'torchtitan',
@@ -114,6 +118,8 @@ export const TORCHTITAN: FrameworkCapabilities = {
     3: native,
   },
   defaultZero: [3],
+  // torchtitan/models/llama3/infra/parallelize.py: plain replication (DDP) only when it is the whole mesh.
+  replicatedWithModelParallel: unsupported('torchtitan replicates data-parallel ranks without sharding (DDP, data_parallel_shard_degree 1) only when data parallelism is the whole mesh ("DDP has not supported > 1D parallelism"); with tp, cp, ep or pp it shards with FSDP2 (ZeRO-3)'),
   recompute: {
     none: native,
     full: native,

@@ -91,6 +91,7 @@ export function degreeIssues(framework: Framework, scenario: Scenario, plan: Pla
   const issues: FrameworkIssue[] = [];
   push(issues, caps.schedules[plan.schedule]);
   push(issues, caps.zero[plan.zero]);
+  if (plan.zero === 0 && (plan.tp > 1 || plan.cp > 1 || plan.ep > 1 || plan.pp > 1)) push(issues, caps.replicatedWithModelParallel);
   push(issues, caps.recompute[plan.recompute]);
   if (scenario.model.moe && expertTpOf(plan) !== plan.tp) push(issues, caps.foldedExpertTp, `${whyOf(caps.foldedExpertTp)} (plan expertTp ${expertTpOf(plan)}, tp ${plan.tp})`);
   if (plan.cp > 1) push(issues, caps.contextParallel, `${caps.label} has no context parallelism`);
