@@ -168,6 +168,13 @@ describe('search.framework in the scenario', () => {
     const json = JSON.parse(free.out) as { framework: unknown; frameworks: string[]; frameworkGaps: Record<string, string[]> };
     expect(json.framework).toBeNull();
     expect(Object.keys(json.frameworkGaps).sort()).toEqual(FRAMEWORKS.filter((f) => !json.frameworks.includes(f)).sort());
+    const text = await run('plan', fixturePath('llama3-405b-two-buildings.json'), '--time-limit', '3', '--quiet');
+    // One line: the frameworks that run it as is, then what each other one lacks.
+    const line = text.out.split('\n').find((l) => l.startsWith('Runs as is in: '));
+    expect(line).toBeDefined();
+    // Each framework is named: as one that runs it, one that runs it with differences, or one that lacks something.
+    for (const framework of FRAMEWORKS) expect(line).toContain(capabilitiesOf(framework).label);
+    expect(line).not.toMatch(/undefined|: ;|: $/);
     // plan --framework torchtitan --json, then export --format torchtitan: exit 0, no error line.
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'framework-'));
     const planned = await run('plan', fixturePath('llama3-405b-two-buildings.json'), '--framework', 'torchtitan', '--json', '--time-limit', '3', '--quiet');

@@ -21,21 +21,25 @@ export function planResultJson(result: PlanResult) {
     framework: result.framework ?? null,
     frameworks: result.frameworks ?? [],
     frameworkGaps: result.frameworkGaps ?? {},
+    frameworkDifferences: result.frameworkDifferences ?? {},
   };
 }
 
 const labelOf = (framework: Framework): string => capabilitiesOf(framework).label;
 
-/** "Planned for F" (with --framework) and which frameworks run the plan as is, with what the others lack (each error's first clause). */
-export function formatFrameworkLine(result: Pick<PlanResult, 'framework' | 'frameworks' | 'frameworkGaps'>): string | undefined {
+/**
+ * "Planned for F" (with --framework), the frameworks that run the plan as is, those that run it
+ * with differences from the prediction, and what the others lack (each message's first clause).
+ */
+export function formatFrameworkLine(result: Pick<PlanResult, 'framework' | 'frameworks' | 'frameworkGaps' | 'frameworkDifferences'>): string | undefined {
   if (result.frameworks === undefined) return undefined;
-  const runs = result.frameworks.length > 0 ? result.frameworks.map(labelOf).join(', ') : 'neither Megatron-LM nor torchtitan';
-  const gaps = FRAMEWORKS.filter((f) => !result.frameworks!.includes(f)).map((f) => {
-    const reasons = (result.frameworkGaps?.[f] ?? []).map((r) => r.split('; ')[0]!);
-    return `${labelOf(f)} needs: ${reasons.join('; ')}`;
-  });
+  const clauses = (messages: readonly string[] | undefined) => (messages ?? []).map((m) => m.split('; ')[0]!).join('; ');
+  const asIs = result.frameworks.filter((f) => (result.frameworkDifferences?.[f] ?? []).length === 0);
+  const parts = [`Runs as is in: ${asIs.length > 0 ? asIs.map(labelOf).join(', ') : 'neither Megatron-LM nor torchtitan'}`];
+  for (const f of result.frameworks.filter((x) => !asIs.includes(x))) parts.push(`with differences in ${labelOf(f)}: ${clauses(result.frameworkDifferences?.[f])}`);
+  for (const f of FRAMEWORKS.filter((x) => !result.frameworks!.includes(x))) parts.push(`not in ${labelOf(f)}: ${clauses(result.frameworkGaps?.[f])}`);
   const planned = result.framework === undefined ? '' : `Planned for ${labelOf(result.framework)} (searched only what it runs as planned). `;
-  return `${planned}Runs as is in: ${runs}${gaps.length > 0 ? `; ${gaps.join('; ')}` : ''}`;
+  return `${planned}${parts.join('; ')}`;
 }
 
 const seconds = (s: number): string => (Number.isFinite(s) ? `${s.toFixed(3)} s` : 'none');

@@ -4,7 +4,7 @@
  * `plan` lists the frameworks with no error, and `plan --framework` searches only configurations
  * without any (docs/formulation.md §8). Pure.
  */
-import { capabilitiesOf, type Framework, type FrameworkCapabilities, type Support } from './framework-capabilities';
+import { FRAMEWORKS, capabilitiesOf, type Framework, type FrameworkCapabilities, type Support } from './framework-capabilities';
 import { interleavedGroupSize, scheduleMicrobatchProblem } from './pipeline';
 import { buildStages, defaultLayersPerStage, pipelineSplitOf, type PlanLayout, type StageLayout } from './placement';
 import { expertTpOf, type PlanSpec } from './plan-schema';
@@ -153,16 +153,25 @@ export function frameworkIssues(framework: Framework, scenario: Scenario, layout
   return [...degreeIssues(framework, scenario, layout.plan, layout.stages), ...placementIssues(framework, scenario, layout)];
 }
 
-/** The frameworks that run a laid-out plan with no error (its export exits 0), and what each of the others lacks. */
-export function frameworkFit(scenario: Scenario, layout: PlanLayout): { runnable: Framework[]; missing: Partial<Record<Framework, string[]>> } {
+/**
+ * The frameworks that run a laid-out plan with no error (their export exits 0), what each of the
+ * others lacks (its errors), and where one that runs it differs from the prediction (its capability warnings).
+ */
+export function frameworkFit(scenario: Scenario, layout: PlanLayout): {
+  runnable: Framework[]; missing: Partial<Record<Framework, string[]>>; differences: Partial<Record<Framework, string[]>>;
+} {
   const runnable: Framework[] = [];
   const missing: Partial<Record<Framework, string[]>> = {};
-  for (const framework of ['megatron', 'torchtitan'] as const) {
-    const errors = frameworkIssues(framework, scenario, layout).filter((i) => i.severity === 'error').map((i) => i.message);
-    if (errors.length === 0) runnable.push(framework);
-    else missing[framework] = errors;
+  const differences: Partial<Record<Framework, string[]>> = {};
+  for (const framework of FRAMEWORKS) {
+    const issues = frameworkIssues(framework, scenario, layout);
+    const errors = issues.filter((i) => i.severity === 'error').map((i) => i.message);
+    if (errors.length > 0) { missing[framework] = errors; continue; }
+    runnable.push(framework);
+    const warnings = issues.map((i) => i.message);
+    if (warnings.length > 0) differences[framework] = warnings;
   }
-  return { runnable, missing };
+  return { runnable, missing, differences };
 }
 
 /** The stages a plan without `placement.layersPerStage` gets (layOutPlan's default split), with the split it writes in. */

@@ -56,4 +56,6 @@ export interface PlanResult {
   readonly frameworks?: readonly Framework[];
   /** With a plan: what each framework not in `frameworks` lacks (its export's errors). */
   readonly frameworkGaps?: Readonly<Partial<Record<Framework, readonly string[]>>>;
+  /** With a plan: where a framework in `frameworks` runs it differently from the prediction (its export's capability warnings). */
+  readonly frameworkDifferences?: Readonly<Partial<Record<Framework, readonly string[]>>>;
 }

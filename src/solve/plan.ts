@@ -115,7 +115,7 @@ export async function plan(scenario: Scenario, options: PlanOptions = {}): Promi
       baselines: baselines.map((b) => (b.iterationTimeS === undefined ? b : { ...b, speedup: b.iterationTimeS / oursS })),
       ...inFramework,
       frameworks: fit.runnable,
-      frameworkGaps: fit.missing,
+      frameworkGaps: fit.missing, frameworkDifferences: fit.differences,
     };
   } finally {
     if (!options.backends) await Promise.all(backends.map((b) => b.close()));

@@ -74,5 +74,5 @@ function exhaustiveResult(scenario: Scenario, timeLimitS: number): PlanResult {
   // A complete enumeration proves its optimum; an incomplete one proves nothing.
   const bound = result.complete ? { lowerBoundS: time, gap: 0, proven: true } : { lowerBoundS: 0, gap: 1, proven: false };
   const fit = frameworkFit(scenario, layOutPlan(scenario, result.plan));
-  return { status: result.complete ? 'optimal' : 'feasible', plan: result.plan, evaluation, bound, solver, reasons: [], baselines: [], ...inFramework, frameworks: fit.runnable, frameworkGaps: fit.missing };
+  return { status: result.complete ? 'optimal' : 'feasible', plan: result.plan, evaluation, bound, solver, reasons: [], baselines: [], ...inFramework, frameworks: fit.runnable, frameworkGaps: fit.missing, frameworkDifferences: fit.differences };
 }
