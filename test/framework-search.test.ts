@@ -17,6 +17,8 @@ import { layOutPlan } from '../src/model/placement';
 import { SCHEDULES, type PlanSpec } from '../src/model/plan-schema';
 import type { Scenario } from '../src/model/scenario';
 import { ScenarioValidationError } from '../src/model/validation-error';
+import { FULL_SPACE, withFramework } from '../src/formulation/search-space';
+import { exhaustiveSearch } from '../src/solve/exhaustive';
 import { defaultBackends, plan } from '../src/solve/plan';
 import type { PlanResult } from '../src/solve/plan-result';
 import { clone, fixturePath, loadFixture, readFixture } from './helpers/fixtures';
@@ -146,6 +148,31 @@ describe('framework-free plans name the frameworks that run them', () => {
   });
 });
 
+describe('a framework\'s bound is a bound over its space: plan against the exhaustive enumeration of the same space', () => {
+  const backends = defaultBackends();
+  afterAll(async () => { await Promise.all(backends.map((b) => b.close())); });
+  it.each([
+    ['small/two-sites', 'megatron'], ['small/moe-two-sites', 'megatron'],
+    ['small/two-sites', 'torchtitan'], ['small/moe-two-sites', 'torchtitan'],
+  ] as const)('%s, %s', async (name, framework) => {
+    const spec = clone(readFixture(name)) as { search?: Record<string, unknown> };
+    // These fixtures search ZeRO-1 only, which torchtitan does not run: its FSDP2 instead.
+    spec.search = { ...spec.search, framework, ...(framework === 'torchtitan' ? { zero: [3] } : {}) };
+    const scenario = parseScenario(spec);
+    const reference = exhaustiveSearch(scenario, withFramework(FULL_SPACE, framework));
+    expect(reference.complete).toBe(true);
+    const result = await plan(scenario, { timeLimitS: 5, backends });
+    expect(result.framework).toBe(framework);
+    if (!reference.plan) { expect(result.plan).toBeUndefined(); return; }
+    expect(errorsOf(exportTo(framework, scenario, reference.plan))).toEqual([]);
+    const optimumS = reference.evaluation!.predicted.iterationTimeS;
+    const timeS = result.evaluation!.predicted.iterationTimeS;
+    expect(timeS).toBeGreaterThanOrEqual(optimumS * (1 - 1e-9));
+    expect(result.bound.lowerBoundS).toBeLessThanOrEqual(optimumS * (1 + 1e-9));
+    if (result.status === 'optimal') expect(timeS).toBeLessThanOrEqual(optimumS * (1 + 0.01) + 1e-12);
+  }, 120_000);
+});
+
 describe('search.framework in the scenario', () => {
   it('a search list with nothing the framework runs is an input error at its path', () => {
     const spec = clone(readFixture('llama3-405b-two-buildings')) as Record<string, unknown>;
@@ -156,6 +183,8 @@ describe('search.framework in the scenario', () => {
     expect((caught as Error).message).toMatch(/^two\.json: search\.schedules: torchtitan runs none of zb-h1 as planned \(it runs gpipe, 1f1b, interleaved, interleaved-zb, zbv, dualpipev\)/);
     spec['search'] = { schedules: ['zb-h1', '1f1b'], framework: 'megatron' };
     expect(parseScenario(spec).search?.framework).toBe('megatron');
+    spec['search'] = { framework: 'deepspeed' };
+    expect(() => parseScenario(spec, 'two.json')).toThrow(/^two\.json: search\.framework: /);
   });
 
   it('the CLI: --framework overrides the spec, the text says which framework; a bad value exits 2 with one line', async () => {
