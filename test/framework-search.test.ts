@@ -19,6 +19,8 @@ import type { Scenario } from '../src/model/scenario';
 import { ScenarioValidationError } from '../src/model/validation-error';
 import { FULL_SPACE, withFramework } from '../src/formulation/search-space';
 import { exhaustiveSearch } from '../src/solve/exhaustive';
+import { htmlReport } from '../src/report/html-report';
+import { reportFromPlanResult } from '../src/report/report-data';
 import { defaultBackends, plan } from '../src/solve/plan';
 import type { PlanResult } from '../src/solve/plan-result';
 import { clone, fixturePath, loadFixture, readFixture } from './helpers/fixtures';
@@ -119,6 +121,14 @@ describe('plan --framework: the plan and its baselines export without an error',
     // The free plan states which frameworks run it, and each export agrees.
     expectFrameworksAgreeWithExports(scenario, free);
   }, 60_000);
+
+  it('the report says which framework the plan is for and which run it', () => {
+    const result = results.get('llama3-70b-three-regions/megatron')!;
+    const html = htmlReport(reportFromPlanResult(loadFixture('llama3-70b-three-regions'), result));
+    expect(html).toMatch(/<tr id="plan-framework"><th>framework<\/th><td>planned for Megatron-LM: searched only what it runs as planned<\/td><\/tr>/);
+    expect(html).toMatch(/<tr id="plan-frameworks"><th>frameworks<\/th><td>runs as is in Megatron-LM/);
+    expect(html).toContain('on every plan in Megatron-LM&#39;s search space');
+  });
 
   it('every plan\'s frameworks list is exactly the frameworks whose export has no error', () => {
     expect(results.size).toBe(MULTI_SITE.length * FRAMEWORKS.length);
