@@ -68,6 +68,16 @@ describe('capability tables and exports agree', () => {
     });
   });
 
+  it('torch\'s Interleaved1F1B rounds must divide the microbatches (9 on 4 stages: 2 rounds); Megatron-LM\'s groups need only m >= pp', () => {
+    const spec = clone(readFixture('llama3-8b-one-site')) as { training: { globalBatchSeqs: number } };
+    spec.training.globalBatchSeqs = 9 * 32;
+    const nine = parseScenario(spec);
+    const interleaved = { ...base, schedule: 'interleaved', virtualStages: 2 } as PlanSpec;
+    expect(errorsOf(exportTo('torchtitan', nine, interleaved)).join('\n')).toMatch(/Interleaved1F1B runs max\(1, floor\(m \/ pp\)\) = 2 rounds, which must divide the microbatches; the plan has 9/);
+    expect(errorsOf(exportTo('megatron', nine, interleaved))).toEqual([]);
+    expect(errorsOf(exportTo('torchtitan', scenario, interleaved))).toEqual([]);
+  });
+
   it('different microbatch counts per replica group are an error in both, as the tables say', () => {
     const moe = loadFixture('llama3-70b-three-regions');
     const spec = {

@@ -4,7 +4,7 @@
  * Every plan in this space can be written as a plan JSON and evaluated by the cost model.
  */
 import { capabilitiesOf, nativeValues, type Framework } from '../model/framework-capabilities';
-import { defaultPlanStages, degreeIssues, torchtitanExpertMeshProblem } from '../model/framework-issues';
+import { defaultPlanStages, degreeIssues, scheduleRoundProblem, torchtitanExpertMeshProblem } from '../model/framework-issues';
 import type { PlanSpec, Recompute, Schedule } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { isChunked, isVShaped } from '../model/schedule-chain';
@@ -69,11 +69,13 @@ export const equalMicrobatchesOnly = (restriction: SpaceRestriction): boolean =>
 
 /**
  * Whether data-parallel degree dp of a configuration lies in the space: with equal microbatches,
- * dp divides the M microbatches into shares of at least the schedule's fewest; torchtitan's expert
- * mesh bounds ep by its data_parallel_shard_degree x cp.
+ * dp divides the M microbatches into shares of at least the schedule's fewest that the framework's
+ * schedule runs; torchtitan's expert mesh bounds ep by its data_parallel_shard_degree x cp.
  */
 export function dataParallelInSpace(restriction: SpaceRestriction, config: ParallelConfig, totalMicrobatches: number, dp: number, fewest: number): boolean {
   if (equalMicrobatchesOnly(restriction) && (totalMicrobatches % dp !== 0 || totalMicrobatches / dp < fewest)) return false;
+  // Its schedule implementation's rounds (torch's interleaved schedules) must divide the M / dp microbatches.
+  if (equalMicrobatchesOnly(restriction) && scheduleRoundProblem(restriction.framework!, config.schedule, totalMicrobatches / dp, config.pp) !== undefined) return false;
   if (restriction.framework === 'torchtitan' && torchtitanExpertMeshProblem({ ...config, dp }) !== undefined) return false;
   return true;
 }

@@ -5,7 +5,7 @@
  * without any (docs/formulation.md §8). Pure.
  */
 import { FRAMEWORKS, capabilitiesOf, type Framework, type FrameworkCapabilities, type Support } from './framework-capabilities';
-import { interleavedGroupSize, scheduleMicrobatchProblem } from './pipeline';
+import { interleavedGroupSize, scheduleMicrobatchProblem, zeroBubbleRoundSize } from './pipeline';
 import { buildStages, defaultLayersPerStage, pipelineSplitOf, type PlanLayout, type StageLayout } from './placement';
 import { expertTpOf, type PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
@@ -135,17 +135,30 @@ export function placementIssues(framework: Framework, scenario: Scenario, layout
   return issues;
 }
 
-/** A schedule the framework runs, with a microbatch count its implementation refuses. */
+/**
+ * Why the framework's implementation of a schedule it runs refuses m microbatches per replica on
+ * pp stages, or undefined: Megatron-LM's interleaved schedule needs m >= pp (its microbatch
+ * groups); torch.distributed.pipelining's Interleaved1F1B and InterleavedZeroBubble run
+ * max(1, floor(m / pp)) rounds and raise unless they divide m.
+ */
+export function scheduleRoundProblem(framework: Framework, schedule: PlanSpec['schedule'], m: number, pp: number): string | undefined {
+  if (capabilitiesOf(framework).schedules[schedule].level !== 'native' || pp === 1) return undefined;
+  if (framework === 'megatron' && schedule === 'interleaved' && interleavedGroupSize(m, pp) === undefined) {
+    return `Megatron-LM's interleaved schedule needs at least pp = ${pp} microbatches per data-parallel rank, the plan has ${m}`;
+  }
+  if (framework === 'torchtitan' && schedule === 'interleaved-zb') {
+    const problem = scheduleMicrobatchProblem(schedule, m, pp);
+    if (problem !== undefined) return `${problem}; the plan has ${m}`;
+  }
+  if (framework === 'torchtitan' && schedule === 'interleaved' && zeroBubbleRoundSize(m, pp) === undefined) {
+    return `torch's Interleaved1F1B runs max(1, floor(m / pp)) = ${Math.max(1, Math.floor(m / pp))} rounds, which must divide the microbatches; the plan has ${m}`;
+  }
+  return undefined;
+}
+
 function scheduleRoundIssues(caps: FrameworkCapabilities, plan: PlanSpec, m: number): FrameworkIssue[] {
-  if (caps.schedules[plan.schedule].level !== 'native' || plan.pp === 1) return [];
-  if (caps.framework === 'megatron' && plan.schedule === 'interleaved' && interleavedGroupSize(m, plan.pp) === undefined) {
-    return [{ severity: 'error', message: `Megatron-LM's interleaved schedule needs at least pp = ${plan.pp} microbatches per data-parallel rank, the plan has ${m}` }];
-  }
-  if (caps.framework === 'torchtitan' && plan.schedule === 'interleaved-zb') {
-    const problem = scheduleMicrobatchProblem(plan.schedule, m, plan.pp);
-    if (problem !== undefined) return [{ severity: 'error', message: `${problem}; the plan has ${m}` }];
-  }
-  return [];
+  const problem = scheduleRoundProblem(caps.framework, plan.schedule, m, plan.pp);
+  return problem === undefined ? [] : [{ severity: 'error', message: problem }];
 }
 
 /** Every issue of a laid-out plan in a framework: its export prints exactly these as errors and warnings. */
