@@ -17,6 +17,7 @@ import { layOutPlan } from '../src/model/placement';
 import { SCHEDULES, type PlanSpec } from '../src/model/plan-schema';
 import type { Scenario } from '../src/model/scenario';
 import { ScenarioValidationError } from '../src/model/validation-error';
+import { zero3GatherLowerBound } from '../src/formulation/coefficients';
 import { FULL_SPACE, withFramework } from '../src/formulation/search-space';
 import { exhaustiveSearch } from '../src/solve/exhaustive';
 import { htmlReport } from '../src/report/html-report';
@@ -190,6 +191,25 @@ describe('a framework\'s bound is a bound over its space: plan against the exhau
     expect(timeS).toBeGreaterThanOrEqual(optimumS * (1 - 1e-9));
     expect(result.bound.lowerBoundS).toBeLessThanOrEqual(optimumS * (1 + 1e-9));
     if (result.status === 'optimal') expect(timeS).toBeLessThanOrEqual(optimumS * (1 + 0.01) + 1e-12);
+  }, 120_000);
+});
+
+describe('ZeRO-3\'s per-microbatch gather floor', () => {
+  it.each(['small/two-sites', 'small/moe-two-sites', 'llama3-8b-one-site'])('%s: at most every candidate\'s least time, enumerated plan by plan', (name) => {
+    const spec = clone(readFixture(name)) as { search?: Record<string, unknown> };
+    spec.search = { ...spec.search, framework: 'torchtitan', zero: [3], pp: [1, 2], microBatchSeqs: [1] };
+    const scenario = parseScenario(spec);
+    let positive = 0;
+    let compared = 0;
+    exhaustiveSearch(scenario, withFramework(FULL_SPACE, 'torchtitan'), 60, (candidate, leastTimeS) => {
+      const floorS = zero3GatherLowerBound(candidate.coefficients());
+      if (floorS > 0) positive++;
+      if (!Number.isFinite(leastTimeS)) return;
+      compared++;
+      expect(floorS).toBeLessThanOrEqual(leastTimeS * (1 + 1e-9));
+    });
+    expect(compared).toBeGreaterThan(0);
+    expect(positive).toBeGreaterThan(0);
   }, 120_000);
 });
 

@@ -301,6 +301,19 @@ export function computeCoefficients(
 }
 
 /**
+ * ZeRO-3 gathers the weights for every microbatch: each step of stage j lasts at least 1.5 x
+ * that stage's gradient sync (evaluate.ts, zero3Exposed: step = max(compute, 1.5 x sync)), the
+ * sync at least intraSyncSpreadS[j] (some site holds ceil(dp / sites) of the stage's replicas),
+ * and the busiest replica runs at least k microbatches, each through every stage. 0 below ZeRO-3.
+ */
+export function zero3GatherLowerBound(c: ConfigCoefficients): number {
+  if (c.config.zero < 3) return 0;
+  const k = busiestReplicaMicrobatches(c.totalMicrobatches, c.dp, fewestMicrobatches(c.config));
+  if (!Number.isFinite(k)) return 0;
+  return k * 1.5 * Math.max(0, ...c.intraSyncSpreadS);
+}
+
+/**
  * Stage j's largest backward and forward compute windows over the candidate's layouts: the most
  * sync any replica group could hide behind its compute, so bounds that use them hold for every group.
  */

@@ -3,7 +3,7 @@
  * by lower bounds (docs/formulation.md §4). Returns the best plan found, checked by the cost
  * model, and a bound valid for every plan in the space.
  */
-import { batchTooSmallForReplicas, capacityLowerBound, forcedSpanningLowerBound, outerLowerBound, planOfGroups, type ConfigCoefficients, type LayoutGroup } from '../formulation/coefficients';
+import { batchTooSmallForReplicas, capacityLowerBound, forcedSpanningLowerBound, outerLowerBound, planOfGroups, zero3GatherLowerBound, type ConfigCoefficients, type LayoutGroup } from '../formulation/coefficients';
 import { layoutCapacityLowerBound } from '../formulation/layout-capacity-bound';
 import { buildPlacementMip, incumbentObjectiveCutoff, provenIterationBoundS, type PlacementMip } from '../formulation/placement-mip';
 import { ringPatternSearch, type RingPattern } from '../formulation/ring-pattern-bound';
@@ -238,6 +238,9 @@ export async function searchPlans(given: Scenario, options: SearchOptions): Prom
     seeded.delete(index);
     let refined = Math.max(candidate.quickBoundS, outerLowerBound(coefficients, candidate.quickBoundS),
       capacityLowerBound(coefficients, siteGpus), forcedSpanningLowerBound(coefficients, siteGpus, candidate.quickBoundS));
+    // In a framework's space, ZeRO-3's per-microbatch weight gathers floor the candidate too (torchtitan's
+    // FSDP2); the framework-free space keeps today's bounds bit for bit (test/candidates-equivalence).
+    if (framework !== undefined) refined = Math.max(refined, zero3GatherLowerBound(coefficients));
     // The layout LP (step 3(e)) solves a few small LPs: only for candidates the closed forms keep.
     if (refined < threshold()) refined = Math.max(refined, layoutCapacityLowerBound(coefficients, siteGpus, refined));
     if (!Number.isFinite(refined)) {
