@@ -4,6 +4,7 @@
  */
 import { readJsonFile } from './io/files';
 import { evaluate, type Evaluation } from './model/evaluate';
+import type { Framework } from './model/framework-capabilities';
 import { modelFromHfConfig, type ImportedModel } from './model/hf-config';
 import { parseScenario, type Scenario } from './model/scenario';
 import { ScenarioValidationError } from './model/validation-error';
@@ -15,6 +16,8 @@ export { ScenarioValidationError, type InputIssue, formatIssues } from './model/
 export { GPU_CATALOG, type GpuSpec } from './model/gpu-catalog';
 export { scenarioSchema, type ScenarioSpec } from './model/scenario-schema';
 export { planSchema, type PlanSpec, SCHEDULES, RECOMPUTE_MODES } from './model/plan-schema';
+export { FRAMEWORKS, FRAMEWORK_CAPABILITIES, capabilitiesOf, type Framework, type FrameworkCapabilities, type Support } from './model/framework-capabilities';
+export { frameworkIssues, frameworkFit, type FrameworkIssue } from './model/framework-issues';
 export { CALIBRATION } from './model/calibration-constants';
 export { readJsonFile, parseJsonText } from './io/files';
 export { plan, defaultBackends, type PlanOptions } from './solve/plan';
@@ -23,9 +26,19 @@ export type { MipBackend, MipSolution, MipSolveOptions } from './solve/mip-backe
 export { exhaustiveSearch, type ExhaustiveResult } from './solve/exhaustive';
 export { modelFromHfConfig, HF_MODEL_TYPES, type ImportedModel } from './model/hf-config';
 
-/** Reads and validates a scenario file; throws {@link ScenarioValidationError} naming the file and JSON path. */
-export function loadScenario(file: string): Scenario {
-  return parseScenario(readJsonFile(file), file);
+/**
+ * Reads and validates a scenario file; throws {@link ScenarioValidationError} naming the file and
+ * JSON path. `overrides.framework` replaces the file's `search.framework` (`plan --framework`)
+ * before validation, so a search list the framework cannot run is reported at its path.
+ */
+export function loadScenario(file: string, overrides: { readonly framework?: Framework } = {}): Scenario {
+  const raw = readJsonFile(file);
+  if (overrides.framework === undefined || typeof raw !== 'object' || raw === null || Array.isArray(raw)) return parseScenario(raw, file);
+  const spec = raw as Record<string, unknown>;
+  const search = spec['search'] === undefined ? {} : spec['search'];
+  // A search block that is not an object is left for validation to report.
+  const withFramework = typeof search === 'object' && search !== null && !Array.isArray(search) ? { ...search, framework: overrides.framework } : search;
+  return parseScenario({ ...spec, search: withFramework }, file);
 }
 
 /**

@@ -1,5 +1,6 @@
 /** Rendering of `plan` results: human-readable text and the documented JSON shape. */
 import type { Scenario } from '../index';
+import { FRAMEWORKS, capabilitiesOf, type Framework } from '../model/framework-capabilities';
 import type { PlanResult } from '../solve/plan-result';
 import { formatEvaluation } from './format-evaluation';
 import { formatScheduleSummary, formatSiteMap } from './format-site-map';
@@ -16,7 +17,29 @@ export function planResultJson(result: PlanResult) {
     network: result.plan?.network ?? [],
     solver: result.solver,
     reasons: result.reasons,
+    // The framework whose space was searched (null: the framework-free space), and which run the plan as is.
+    framework: result.framework ?? null,
+    frameworks: result.frameworks ?? [],
+    frameworkGaps: result.frameworkGaps ?? {},
+    frameworkDifferences: result.frameworkDifferences ?? {},
   };
+}
+
+const labelOf = (framework: Framework): string => capabilitiesOf(framework).label;
+
+/**
+ * "Planned for F" (with --framework), the frameworks that run the plan as is, those that run it
+ * with differences from the prediction, and what the others lack (each message's first clause).
+ */
+export function formatFrameworkLine(result: Pick<PlanResult, 'framework' | 'frameworks' | 'frameworkGaps' | 'frameworkDifferences'>): string | undefined {
+  if (result.frameworks === undefined) return undefined;
+  const clauses = (messages: readonly string[] | undefined) => (messages ?? []).map((m) => m.split('; ')[0]!).join('; ');
+  const asIs = result.frameworks.filter((f) => (result.frameworkDifferences?.[f] ?? []).length === 0);
+  const parts = [`Runs as is in: ${asIs.length > 0 ? asIs.map(labelOf).join(', ') : 'neither Megatron-LM nor torchtitan'}`];
+  for (const f of result.frameworks.filter((x) => !asIs.includes(x))) parts.push(`with differences in ${labelOf(f)}: ${clauses(result.frameworkDifferences?.[f])}`);
+  for (const f of FRAMEWORKS.filter((x) => !result.frameworks!.includes(x))) parts.push(`not in ${labelOf(f)}: ${clauses(result.frameworkGaps?.[f])}`);
+  const planned = result.framework === undefined ? '' : `Planned for ${labelOf(result.framework)} (searched only what it runs as planned). `;
+  return `${planned}${parts.join('; ')}`;
 }
 
 const seconds = (s: number): string => (Number.isFinite(s) ? `${s.toFixed(3)} s` : 'none');
@@ -26,7 +49,8 @@ export function formatPlanResult(scenario: Scenario, result: PlanResult): string
   const solver = result.solver;
   const how = `${solver.engine}; ${solver.timeS.toFixed(2)} s; ${solver.mipsSolved} MIPs, ${solver.pruned} of ${solver.candidates} candidates pruned by bounds${solver.timedOut ? '; stopped at the time limit' : ''}`;
   if (!result.plan || !result.evaluation) {
-    lines.push(result.status === 'infeasible' ? `No plan fits ${scenario.name}.` : `No plan found for ${scenario.name} (not proven infeasible).`);
+    const inSpace = result.framework === undefined ? '' : ` in ${labelOf(result.framework)}'s search space`;
+    lines.push(result.status === 'infeasible' ? `No plan fits ${scenario.name}${inSpace}.` : `No plan found for ${scenario.name}${inSpace} (not proven infeasible).`);
     for (const reason of result.reasons) lines.push(`  - ${reason}`);
     lines.push(`Solver: ${how}`);
     return lines.join('\n');
@@ -37,7 +61,10 @@ export function formatPlanResult(scenario: Scenario, result: PlanResult): string
     lines.push(`  ${String(group.replicas).padStart(6)} replica(s) x ${group.microbatches ?? '-'} microbatches: ${group.stageSites.map((r) => `${r.stages} stage(s) on ${r.site}`).join(' -> ')}`);
   }
   const bound = result.bound;
-  lines.push(`Bound: every plan in the search space takes at least ${seconds(bound.lowerBoundS)}; gap ${(100 * bound.gap).toFixed(2)}%${bound.proven ? ' (proven)' : ' (not proven)'}`);
+  const space = result.framework === undefined ? 'the search space' : `${labelOf(result.framework)}'s search space`;
+  lines.push(`Bound: every plan in ${space} takes at least ${seconds(bound.lowerBoundS)}; gap ${(100 * bound.gap).toFixed(2)}%${bound.proven ? ' (proven)' : ' (not proven)'}`);
+  const frameworks = formatFrameworkLine(result);
+  if (frameworks !== undefined) lines.push(frameworks);
   lines.push(formatScheduleSummary(p, result.evaluation));
   lines.push('');
   lines.push(formatSiteMap(scenario, result.evaluation));
@@ -52,7 +79,7 @@ export function formatPlanResult(scenario: Scenario, result: PlanResult): string
   }
   if (result.baselines.length > 0) {
     lines.push('');
-    lines.push('Baselines (best plan in each restricted space)');
+    lines.push(`Baselines (best plan in each restricted space${result.framework === undefined ? '' : `, within ${labelOf(result.framework)}'s`})`);
     for (const b of result.baselines) {
       const time = b.iterationTimeS === undefined ? 'no plan fits' : `${b.iterationTimeS.toFixed(3)} s, ours is ${b.speedup!.toFixed(2)}x faster (${(100 * (1 - 1 / b.speedup!)).toFixed(1)}% less time)`;
       lines.push(`  ${b.name.padEnd(11)} ${time}  [${b.description}]`);

@@ -3,6 +3,7 @@
  * library, print. Invalid input and usage exit 2 with one line per problem; bugs exit 1.
  */
 import yargs from 'yargs';
+import { FRAMEWORKS } from '../model/framework-capabilities';
 import { ScenarioValidationError } from '../model/validation-error';
 import { defaultWorkerCount, runBatchCommand } from './commands/batch';
 import { runDiagnose } from './commands/diagnose';
@@ -51,13 +52,14 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('exhaustive', { type: 'boolean', default: false, describe: 'Enumerate the search space plan by plan instead (reference; slow)' })
         .option('quiet', { type: 'boolean', default: false, describe: 'No live progress' })
         .option('diagnose', { type: 'boolean', default: true, describe: 'When no plan fits, find the conflicting requirements and the smallest fixes (--no-diagnose skips it)' })
+        .option('framework', { choices: FRAMEWORKS, describe: 'Search only plans this framework runs as planned (overrides the scenario\'s search.framework)' })
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
           if (!(a.gap >= 0 && a.gap < 1)) throw new UsageError('--gap must be in [0, 1)');
           return true;
         }),
       async (args) => {
-        code = await runPlan({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'], gap: args.gap, exhaustive: args.exhaustive, quiet: args.quiet, diagnose: args.diagnose }, output, output === processOutput ? process.stderr : undefined);
+        code = await runPlan({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'], gap: args.gap, exhaustive: args.exhaustive, quiet: args.quiet, diagnose: args.diagnose, framework: args.framework }, output, output === processOutput ? process.stderr : undefined);
       },
     )
     .command(
@@ -80,12 +82,13 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('html', { type: 'string', demandOption: true, describe: 'HTML file to write' })
         .option('baselines', { type: 'boolean', default: false, describe: 'With --plan: also search the baselines' })
         .option('time-limit', { type: 'number', default: 10, describe: 'Seconds for the search (without --plan, or with --baselines)' })
+        .option('framework', { choices: FRAMEWORKS, describe: 'Search only plans this framework runs as planned (overrides the scenario\'s search.framework)' })
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
           return true;
         }),
       async (args) => {
-        code = await runReport({ scenario: args.scenario, plan: args.plan, html: args.html, timeLimit: args['time-limit'], baselines: args.baselines }, output);
+        code = await runReport({ scenario: args.scenario, plan: args.plan, html: args.html, timeLimit: args['time-limit'], baselines: args.baselines, framework: args.framework }, output);
       },
     )
     .command(
@@ -165,7 +168,9 @@ export async function runCli(argv: readonly string[], output: Output = processOu
       return EXIT.invalidInput;
     }
     if (error instanceof UsageError || (error instanceof Error && error.name === 'YError')) {
-      output.err(`scaleacross: ${error.message.split('\n')[0]} (see scaleacross --help)`);
+      // yargs puts which argument and which choices on the lines after "Invalid values:": kept, on the one line.
+      const message = /^Invalid values:/.test(error.message) ? error.message.split('\n').map((l) => l.trim()).filter((l) => l).join(' ') : error.message.split('\n')[0];
+      output.err(`scaleacross: ${message} (see scaleacross --help)`);
       return EXIT.invalidInput;
     }
     const message = error instanceof Error ? error.message : String(error);

@@ -6,7 +6,7 @@
  * earlier re-solves are tried first (a relaxed scenario still fits them).
  */
 import { fieldKey } from '../formulation/field-key';
-import { FULL_SPACE, enumerateConfigs, type ParallelConfig } from '../formulation/search-space';
+import { FULL_SPACE, enumerateConfigs, withFramework, type ParallelConfig } from '../formulation/search-space';
 import { evaluate, type Evaluation } from '../model/evaluate';
 import { expertTpOf, type PlanSpec } from '../model/plan-schema';
 import { parseScenario, type Scenario } from '../model/scenario';
@@ -80,17 +80,19 @@ export class FeasibilityOracle {
       if (error instanceof ScenarioValidationError) return { feasibility: 'invalid', reasons: [error.message] };
       throw error;
     }
+    // The scenario's framework space (search.framework), as `plan` searches it.
+    const space = withFramework(FULL_SPACE, scenario.search?.framework);
     if (stopAtFirstFit) {
       // Any plan that fits answers "feasible": try the ones that fitted earlier re-solves before searching.
       // A known plan counts only if it also lies in this scenario's search space (evaluate does not check that).
-      const allowed = new Set(enumerateConfigs(scenario, FULL_SPACE).map(configKey));
+      const allowed = new Set(enumerateConfigs(scenario, space).map(configKey));
       for (const known of this.knownPlans) {
         if (!allowed.has(configKey({ ...known, expertTp: expertTpOf(known) }))) continue;
         const evaluation = tryEvaluate(scenario, known);
         if (evaluation?.fits) return { feasibility: 'feasible', plan: known, evaluation, reasons: [] };
       }
     }
-    const result = await searchPlans(scenario, { timeLimitS, gap: 0.01, backends: this.backends, restriction: FULL_SPACE, stopAtFirstFit, seedPlans });
+    const result = await searchPlans(scenario, { timeLimitS, gap: 0.01, backends: this.backends, restriction: space, stopAtFirstFit, seedPlans });
     if (result.plan && result.evaluation) {
       this.knownPlans.unshift(result.plan);
       if (this.knownPlans.length > KNOWN_PLANS) this.knownPlans.pop();

@@ -5,6 +5,7 @@
  * tp fastest): in both, rank = ((stage * dp + replica) * cp + cpRank) * tp + tpRank, replicas
  * numbered through the plan's replica groups in order.
  */
+import { nodeAlignmentProblems, siteRankRuns } from '../model/framework-issues';
 import type { PlanLayout } from '../model/placement';
 import type { Scenario } from '../model/scenario';
 import { compactRanges } from '../report/site-summary';
@@ -30,46 +31,24 @@ export interface RankMap {
 }
 
 export function rankToSiteMap(scenario: Scenario, layout: PlanLayout, order: string): RankMap {
-  const { plan, groups } = layout;
-  const ranksPerReplicaStage = plan.tp * plan.cp;
-  const replicaSite: (readonly number[])[] = [];
-  for (const group of groups) for (let r = 0; r < group.replicas; r++) replicaSite.push(group.stageSite);
-  const raw: { site: number; first: number; last: number; stages: Set<number>; replicas: Set<number> }[] = [];
-  for (let stage = 0; stage < plan.pp; stage++) {
-    replicaSite.forEach((stageSite, replica) => {
-      const site = stageSite[stage]!;
-      const first = (stage * plan.dp + replica) * ranksPerReplicaStage;
-      const last = first + ranksPerReplicaStage - 1;
-      const previous = raw[raw.length - 1];
-      if (previous && previous.site === site && previous.last + 1 === first) {
-        previous.last = last;
-        previous.stages.add(stage);
-        previous.replicas.add(replica);
-      } else {
-        raw.push({ site, first, last, stages: new Set([stage]), replicas: new Set([replica]) });
-      }
-    });
-  }
+  const { plan } = layout;
+  const runs = siteRankRuns(layout);
   const gpusPerNode = new Set(scenario.sites.map((s) => s.gpusPerNode));
   const uniformNode = gpusPerNode.size === 1 ? [...gpusPerNode][0]! : undefined;
-  const problems: string[] = [];
-  const ranges = raw.map((range) => {
-    const site = scenario.sites[range.site]!;
-    const count = range.last - range.first + 1;
-    if (range.first % site.gpusPerNode !== 0 || count % site.gpusPerNode !== 0) {
-      problems.push(`ranks ${range.first}-${range.last} (${site.name}) do not fill whole ${site.gpusPerNode}-GPU nodes, so a node would hold ranks of two sites`);
-    }
-    const aligned = uniformNode !== undefined && range.first % uniformNode === 0 && count % uniformNode === 0;
+  const ranges = runs.map((run) => {
+    const site = scenario.sites[run.site]!;
+    const count = run.last - run.first + 1;
+    const aligned = uniformNode !== undefined && run.first % uniformNode === 0 && count % uniformNode === 0;
     return {
-      firstRank: range.first,
-      lastRank: range.last,
+      firstRank: run.first,
+      lastRank: run.last,
       site: site.name,
-      stages: compactRanges([...range.stages].sort((a, b) => a - b)),
-      replicas: compactRanges([...range.replicas].sort((a, b) => a - b)),
-      ...(aligned ? { firstNode: range.first / uniformNode, lastNode: (range.last + 1) / uniformNode - 1 } : {}),
+      stages: compactRanges(run.stages),
+      replicas: compactRanges(run.replicas),
+      ...(aligned ? { firstNode: run.first / uniformNode, lastNode: (run.last + 1) / uniformNode - 1 } : {}),
     };
   });
-  return { order, worldSize: plan.pp * plan.dp * ranksPerReplicaStage, ranges, problems };
+  return { order, worldSize: plan.pp * plan.dp * plan.tp * plan.cp, ranges, problems: nodeAlignmentProblems(scenario, layout, runs) };
 }
 
 /** The map as an aligned text table. */

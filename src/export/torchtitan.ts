@@ -4,27 +4,23 @@
  * the tests is test/fixtures/torchtitan-keys.txt). Pure.
  */
 import type { PlanLayout } from '../model/placement';
-import { expertTpOf, type Schedule } from '../model/plan-schema';
-import { scheduleMicrobatchProblem } from '../model/pipeline';
+import { TORCHTITAN } from '../model/framework-capabilities';
 import type { Scenario } from '../model/scenario';
 import { stageOfVirtualStage } from '../model/schedule-chain';
-import { microbatchesPerReplica, networkNote } from './common';
+import { capabilityMessages, microbatchesPerReplica, networkNote } from './common';
 import { criticalReplicas } from './critical-replicas';
 import type { ExportMessage, FrameworkExport } from './export-types';
 import { rankToSiteMap } from './rank-map';
 
 type TomlValue = string | number | boolean | readonly (readonly string[])[] | readonly string[];
 
-const SCHEDULE_NAMES: Record<Schedule, string> = {
-  gpipe: 'GPipe', '1f1b': '1F1B', interleaved: 'Interleaved1F1B', 'zb-h1': '1F1B',
-  zbv: 'ZBVZeroBubble', 'interleaved-zb': 'InterleavedZeroBubble', dualpipev: 'DualPipeV',
-};
-
 export function exportTorchtitan(scenario: Scenario, layout: PlanLayout): FrameworkExport {
   const { plan } = layout;
   const { training } = scenario;
   const messages: ExportMessage[] = [];
-  const m = microbatchesPerReplica(scenario, layout, messages);
+  // Everything torchtitan cannot run as planned, from its capability table (src/model/framework-capabilities.ts).
+  capabilityMessages('torchtitan', scenario, layout, messages);
+  const m = microbatchesPerReplica(layout);
   const sections: [string, [string, TomlValue][]][] = [];
 
   const modelKeys: [string, TomlValue][] = [];
@@ -42,10 +38,8 @@ export function exportTorchtitan(scenario: Scenario, layout: PlanLayout): Framew
     parallelism.push(['data_parallel_replicate_degree', plan.dp], ['data_parallel_shard_degree', 1]);
   } else {
     parallelism.push(['data_parallel_replicate_degree', 1], ['data_parallel_shard_degree', plan.dp]);
-    if (plan.zero < 3) {
-      parallelism.push(['fsdp_reshard_after_forward', 'never']);
-      messages.push({ severity: 'warning', message: `torchtitan has no ZeRO-${plan.zero}; it shards data-parallel state with FSDP2 (weights too, so memory is at most the plan's), with fsdp_reshard_after_forward = "never" to gather weights once per iteration: parameter all-gathers the prediction does not include` });
-    }
+    // ZeRO-1 and -2 (the table's warning): FSDP2 gathering weights once per iteration.
+    if (plan.zero < 3) parallelism.push(['fsdp_reshard_after_forward', 'never']);
   }
   parallelism.push(
     ['tensor_parallel_degree', plan.tp],
@@ -53,44 +47,23 @@ export function exportTorchtitan(scenario: Scenario, layout: PlanLayout): Framew
     ['expert_parallel_degree', plan.ep],
     ['pipeline_parallel_degree', plan.pp],
   );
-  if (scenario.model.moe && expertTpOf(plan) !== plan.tp) {
-    // torchtitan's job config at the pinned commit (test/fixtures/torchtitan-keys.txt) has no expert tensor-parallel degree of its own.
-    messages.push({ severity: 'error', message: `torchtitan has no expert tensor-parallel degree apart from tensor_parallel_degree (plan expertTp ${expertTpOf(plan)}, tp ${plan.tp})` });
-  }
-  if (plan.ep > 1) {
-    const shard = plan.zero === 0 ? 1 : plan.dp;
-    if (!(plan.cp <= plan.ep && plan.ep <= shard * plan.cp)) {
-      messages.push({ severity: 'error', message: `torchtitan needs context_parallel_degree <= expert_parallel_degree <= data_parallel_shard_degree x context_parallel_degree (${plan.cp} <= ${plan.ep} <= ${shard * plan.cp} fails)` });
-    }
-  }
+  // torchtitan's job config at the pinned commit (test/fixtures/torchtitan-keys.txt) has no expert tensor-parallel degree of its own (a capability error when folded).
   if (plan.pp > 1) {
-    parallelism.push(['pipeline_parallel_schedule', SCHEDULE_NAMES[plan.schedule]], ['pipeline_parallel_microbatch_size', plan.microBatchSeqs]);
+    // ZB-H1 (a capability error) would run as 1F1B.
+    parallelism.push(['pipeline_parallel_schedule', TORCHTITAN.schedules[plan.schedule].name ?? '1F1B'], ['pipeline_parallel_microbatch_size', plan.microBatchSeqs]);
     parallelism.push(...stageSplit(scenario, layout, messages));
-  }
-  if (plan.schedule === 'interleaved-zb' && plan.pp > 1) {
-    const problem = scheduleMicrobatchProblem(plan.schedule, m, plan.pp);
-    if (problem !== undefined) messages.push({ severity: 'error', message: `${problem}; the plan has ${m}` });
-  }
-  if (plan.schedule === 'zb-h1') {
-    messages.push({ severity: 'error', message: 'torchtitan has no single-stage zero-bubble schedule (InterleavedZeroBubble and ZBVZeroBubble need two or more stages per rank); exported as 1F1B, which has three times the planned bubble' });
   }
   sections.push(['parallelism', parallelism]);
 
   const checkpoint: [string, TomlValue][] = [['mode', plan.recompute]];
-  if (plan.recompute === 'selective') {
-    const others = (plan.recomputeModules ?? []).filter((module) => module !== 'core_attn');
-    if (others.length > 0) {
-      messages.push({ severity: 'error', message: `torchtitan's selective activation checkpointing is op-level (its save list) or every n-th layer, not by module: it cannot recompute ${others.join(', ')} alone as the plan does (Megatron-LM --recompute-modules); export to Megatron-LM, or plan with recompute 'full' or the attention core alone` });
-    }
-    checkpoint.push(['selective_ac_option', 'op']);
-    messages.push({ severity: 'warning', message: 'torchtitan\'s op-level selective checkpointing saves a different set of activations than the plan\'s (attention core recomputed only); memory and recompute time will differ somewhat' });
-  }
+  // Selective: op-level (the table's warning: it saves a different set of activations; module lists are the table's error).
+  if (plan.recompute === 'selective') checkpoint.push(['selective_ac_option', 'op']);
   sections.push(['activation_checkpoint', checkpoint]);
 
   networkNote(layout, 'torchtitan', messages);
   const critical = criticalReplicas(scenario, layout, messages);
+  // Its problems (ranks of two sites on one node) are capability errors already.
   const rankMap = rankToSiteMap(scenario, layout, 'torchtitan device mesh [pp, dp_replicate, dp_shard, cp, tp]');
-  for (const problem of rankMap.problems) messages.push({ severity: 'error', message: problem });
 
   const text = sections.map(([name, keys]) => `[${name}]\n${keys.map(([k, v]) => `${k} = ${tomlValue(v)}`).join('\n')}`).join('\n\n');
   const keys = sections.flatMap(([name, entries]) => entries.map(([k]) => `${name}.${k}`));

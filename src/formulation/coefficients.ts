@@ -231,7 +231,8 @@ function fittingChoices(scenario: Scenario, plan: PlanSpec, bases: readonly Stag
 /**
  * The coefficients of (config, dp). `tables` holds the scenario's stages, stage times and memory
  * bases, and the layout constants of each configuration, shared by all its dp (a fresh
- * `new EnumerationTables(scenario)` gives the same numbers).
+ * `new EnumerationTables(scenario)` gives the same numbers). `equalMicrobatches`: only M / dp
+ * microbatches per replica (a framework's space), else the uneven shares of {@link microbatchCounts}.
  */
 export function computeCoefficients(
   scenario: Scenario,
@@ -239,11 +240,15 @@ export function computeCoefficients(
   dp: number,
   layouts: readonly ReplicaLayout[],
   tables: EnumerationTables,
+  equalMicrobatches = false,
 ): ConfigCoefficients {
   const plan = configPlan(config, dp);
   const { times: { stages, times }, memoryBases } = tables.forConfig(config);
   const totalMicrobatches = scenario.training.globalBatchSeqs / config.microBatchSeqs;
-  const microbatchChoices = microbatchCounts(totalMicrobatches, dp, fewestMicrobatches(config), tables.divisors(totalMicrobatches));
+  // A framework's space (search-space.ts, equalMicrobatchesOnly): every replica runs M / dp.
+  const microbatchChoices = equalMicrobatches
+    ? (totalMicrobatches % dp === 0 && totalMicrobatches / dp >= fewestMicrobatches(config) ? [totalMicrobatches / dp] : [])
+    : microbatchCounts(totalMicrobatches, dp, fewestMicrobatches(config), tables.divisors(totalMicrobatches));
 
   // Memory depends on the stage and k, not on the site; compare with each site's capacity.
   // GPipe holds every microbatch: memory grows with k; the other schedules are capped by pp.
@@ -294,6 +299,19 @@ export function computeCoefficients(
     optimizerS,
     overlapDp: scenario.training.overlap.dataParallel,
   };
+}
+
+/**
+ * ZeRO-3 gathers the weights for every microbatch: each step of stage j lasts at least 1.5 x
+ * that stage's gradient sync (evaluate.ts, zero3Exposed: step = max(compute, 1.5 x sync)), the
+ * sync at least intraSyncSpreadS[j] (some site holds ceil(dp / sites) of the stage's replicas),
+ * and the busiest replica runs at least k microbatches, each through every stage. 0 below ZeRO-3.
+ */
+export function zero3GatherLowerBound(c: ConfigCoefficients): number {
+  if (c.config.zero < 3) return 0;
+  const k = busiestReplicaMicrobatches(c.totalMicrobatches, c.dp, fewestMicrobatches(c.config));
+  if (!Number.isFinite(k)) return 0;
+  return k * 1.5 * Math.max(0, ...c.intraSyncSpreadS);
 }
 
 /**

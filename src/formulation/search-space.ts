@@ -3,6 +3,8 @@
  * data-parallel degrees, replica layouts over sites, and per-replica microbatch counts.
  * Every plan in this space can be written as a plan JSON and evaluated by the cost model.
  */
+import { capabilitiesOf, nativeValues, type Framework } from '../model/framework-capabilities';
+import { defaultPlanStages, degreeIssues, scheduleRoundProblem, torchtitanExpertMeshProblem } from '../model/framework-issues';
 import type { PlanSpec, Recompute, RecomputeModule, Schedule } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { isChunked, isVShaped } from '../model/schedule-chain';
@@ -39,9 +41,46 @@ export interface SpaceRestriction {
   readonly schedules?: readonly Schedule[];
   /** Only the default network settings (one RoCE flow per GPU pair, hierarchical, no compression). */
   readonly defaultNetworkOnly: boolean;
+  /**
+   * Only what this framework runs as planned (its native entries in src/model/framework-capabilities.ts):
+   * its schedules, ZeRO stages, recomputation, expert tp and stage splits, and the same microbatch
+   * count on every replica (docs/formulation.md §8). Absent: the framework-free space.
+   */
+  readonly framework?: Framework;
 }
 
 export const FULL_SPACE: SpaceRestriction = { layouts: 'any', defaultNetworkOnly: false };
+
+/** `restriction` within a framework's space (unchanged without one). */
+export const withFramework = (restriction: SpaceRestriction, framework: Framework | undefined): SpaceRestriction =>
+  (framework === undefined ? restriction : { ...restriction, framework });
+
+/**
+ * The scenario a framework's search runs on: the same, but with gradient compression across sites
+ * left to the network post-solver only where the framework has it (neither does today).
+ */
+export function scenarioForSpace(scenario: Scenario, restriction: SpaceRestriction): Scenario {
+  if (restriction.framework === undefined || !scenario.search?.allowGradientCompression) return scenario;
+  if (capabilitiesOf(restriction.framework).gradientCompression.level === 'native') return scenario;
+  return { ...scenario, search: { ...scenario.search, allowGradientCompression: false } };
+}
+
+/** Whether every replica must run the same number of microbatches (the framework splits the batch evenly over data-parallel ranks). */
+export const equalMicrobatchesOnly = (restriction: SpaceRestriction): boolean =>
+  restriction.framework !== undefined && capabilitiesOf(restriction.framework).perGroupMicrobatches.level !== 'native';
+
+/**
+ * Whether data-parallel degree dp of a configuration lies in the space: with equal microbatches,
+ * dp divides the M microbatches into shares of at least the schedule's fewest that the framework's
+ * schedule runs; torchtitan's expert mesh bounds ep by its data_parallel_shard_degree x cp.
+ */
+export function dataParallelInSpace(restriction: SpaceRestriction, config: ParallelConfig, totalMicrobatches: number, dp: number, fewest: number): boolean {
+  if (equalMicrobatchesOnly(restriction) && (totalMicrobatches % dp !== 0 || totalMicrobatches / dp < fewest)) return false;
+  // Its schedule implementation's rounds (torch's interleaved schedules) must divide the M / dp microbatches.
+  if (equalMicrobatchesOnly(restriction) && scheduleRoundProblem(restriction.framework!, config.schedule, totalMicrobatches / dp, config.pp) !== undefined) return false;
+  if (restriction.framework === 'torchtitan' && torchtitanExpertMeshProblem({ ...config, dp }) !== undefined) return false;
+  return true;
+}
 
 const POWERS_OF_TWO = [1, 2, 4, 8, 16, 32, 64, 128];
 
@@ -58,12 +97,25 @@ export function enumerateConfigs(scenario: Scenario, restriction: SpaceRestricti
     .filter((ep) => (model.moe ? model.moe.experts % ep === 0 : ep === 1));
   const ppValues = (search?.pp ?? [1, 2, 4, 8, 16, 32, 64]).filter((pp) => pp <= model.layers);
   const microBatchValues = (search?.microBatchSeqs ?? [1, 2, 4]).filter((b) => training.globalBatchSeqs % b === 0);
-  const schedules = (search?.schedules ?? ['1f1b', 'interleaved', 'zb-h1']).filter((s) => !restriction.schedules || restriction.schedules.includes(s));
+  const caps = restriction.framework === undefined ? undefined : capabilitiesOf(restriction.framework);
+  // A framework's space: its own schedules (the zero-bubble ones torchtitan runs by default), ZeRO stages and recomputation.
+  const defaultSchedules: readonly Schedule[] = caps?.framework === 'torchtitan' ? ['1f1b', 'interleaved', 'interleaved-zb', 'zbv'] : ['1f1b', 'interleaved', 'zb-h1'];
+  const schedules = (search?.schedules ?? defaultSchedules).filter((s) => (!restriction.schedules || restriction.schedules.includes(s)) && (!caps || caps.schedules[s].level === 'native'));
   const virtualValues = search?.virtualStages ?? [2, 4];
   // With a fused attention kernel, selective recomputation has nothing to recompute: it equals 'none'.
   const recomputeValues = (search?.recompute ?? ['none', 'selective', 'full'])
-    .filter((r) => !(training.flashAttention && r === 'selective' && (search?.recompute ?? []).length === 0));
-  const zeroValues = search?.zero ?? [1];
+    .filter((r) => !(training.flashAttention && r === 'selective' && (search?.recompute ?? []).length === 0))
+    .filter((r) => !caps || caps.recompute[r].level === 'native');
+  const zeroValues = caps ? nativeValues(caps.zero, search?.zero ?? caps.defaultZero) : search?.zero ?? [1];
+  // The framework's remaining rules (expert tp, its stage split of the default layers, cp/ep/fp8) need the configuration's stages.
+  const stageCache = new Map<string, ReturnType<typeof defaultPlanStages>>();
+  const inFrameworkSpace = (config: ParallelConfig): boolean => {
+    if (!restriction.framework) return true;
+    const key = `${config.pp}/${config.virtualStages}/${config.schedule}`;
+    let laid = stageCache.get(key);
+    if (!laid) { laid = defaultPlanStages(scenario, config); stageCache.set(key, laid); }
+    return degreeIssues(restriction.framework, scenario, { ...config, pipelineSplit: laid.plan.pipelineSplit }, laid.stages).length === 0;
+  };
 
   const configs: ParallelConfig[] = [];
   for (const tp of tpValues) for (const cp of cpValues) for (const ep of epValues) for (const expertTp of expertTpValues(tp, ep)) for (const pp of ppValues) {
@@ -71,7 +123,10 @@ export function enumerateConfigs(scenario: Scenario, restriction: SpaceRestricti
       for (const schedule of schedules) {
         const chunks = chunksFor(schedule, pp, virtualValues, model.layers);
         if (!isChunked(schedule) && pp === 1 && schedule !== '1f1b') continue; // one stage: every schedule is the same
-        for (const virtualStages of chunks) configs.push({ tp, cp, ep, expertTp, pp, microBatchSeqs, schedule, virtualStages, recompute, zero });
+        for (const virtualStages of chunks) {
+          const config: ParallelConfig = { tp, cp, ep, expertTp, pp, microBatchSeqs, schedule, virtualStages, recompute, zero };
+          if (inFrameworkSpace(config)) configs.push(config);
+        }
       }
     }
   }

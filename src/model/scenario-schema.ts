@@ -131,6 +131,10 @@ export const clusterSchema = z.strictObject({
 
 const degreeList = z.array(positiveInt('parallel degree', 1e8)).min(1).max(64);
 
+/** Training frameworks `plan --framework` can restrict the search to (src/model/framework-capabilities.ts). */
+export const FRAMEWORKS = ['megatron', 'torchtitan'] as const;
+export type Framework = (typeof FRAMEWORKS)[number];
+
 export const searchSchema = z.strictObject({
   tp: degreeList.optional(),
   cp: degreeList.optional(),
@@ -144,6 +148,8 @@ export const searchSchema = z.strictObject({
   allowGradientCompression: z.boolean().default(false)
     .describe('Let the network post-solver send bf16 gradients as fp8 across sites.'),
   allowIdleGpus: z.boolean().default(true),
+  framework: z.enum(FRAMEWORKS).optional()
+    .describe('Search only plans this framework runs as planned (Megatron-LM or torchtitan; `plan --framework` overrides it); absent: every plan of the space.'),
 }).describe('Restricts or widens the plan space searched by `plan`.');
 
 export const scenarioSchema = z.strictObject({

@@ -6,6 +6,7 @@ import { GPU_CATALOG, GPU_TYPE_NAMES, type GpuSpec } from './gpu-catalog';
 import {
   scenarioSchema, type LinkSpec, type ModelSpec, type ScenarioSpec, type SearchSpec, type SiteSpec, type TrainingSpec,
 } from './scenario-schema';
+import { capabilitiesOf, type Framework, type Support } from './framework-capabilities';
 import { ScenarioValidationError, issuesFromZod, type InputIssue } from './validation-error';
 import { FIBER_ONE_WAY_S_PER_KM, gbpsToBytesPerS } from './units';
 
@@ -238,6 +239,24 @@ function checkSearch(spec: ScenarioSpec, sites: readonly Site[], issues: InputIs
   search.pp?.forEach((pp, i) => {
     if (pp > spec.model.layers) issues.push({ path: `search.pp[${i}]`, message: `${pp} stages exceed ${spec.model.layers} layers` });
   });
+  if (search.framework !== undefined) checkFrameworkSearch(search.framework, search, issues);
+}
+
+/** A framework's space keeps the listed values it runs as planned: a list with none of them leaves nothing to search. */
+function checkFrameworkSearch(framework: Framework, search: SearchSpec, issues: InputIssue[]): void {
+  const caps = capabilitiesOf(framework);
+  const lists = [
+    ['schedules', search.schedules, caps.schedules],
+    ['recompute', search.recompute, caps.recompute],
+    ['zero', search.zero, caps.zero],
+  ] as const;
+  for (const [key, listed, table] of lists) {
+    if (listed === undefined) continue;
+    const support = table as Readonly<Record<string | number, Support>>;
+    if (listed.some((value) => support[value]!.level === 'native')) continue;
+    const runs = Object.keys(support).filter((value) => support[value]!.level === 'native').join(', ');
+    issues.push({ path: `search.${key}`, message: `${caps.label} runs none of ${listed.join(', ')} as planned (it runs ${runs}); list one of those, or leave out search.framework` });
+  }
 }
 
 /** Fewest-hop routes between all site pairs (breadth-first search; ties go to the lower link index). */

@@ -11,6 +11,7 @@ import type { ReportData } from './report-data';
 import { siteMapSvg } from './site-map-svg';
 import { timelineSvg } from './timeline-svg';
 import { bytesPerSToGbps } from '../model/units';
+import { FRAMEWORKS, capabilitiesOf, type Framework } from '../model/framework-capabilities';
 
 const CSS = `
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 24px auto; max-width: 1140px; color: #222; padding: 0 16px; }
@@ -101,9 +102,19 @@ function planTable(data: ReportData): string {
     rows.push(`<tr class="replica-group" data-group="${g}"><th>group ${g}: ${group.replicas} replica(s)</th><td>${runs.join(' → ')}</td></tr>`);
   });
   const origin = data.origin;
+  const label = (f: Framework) => capabilitiesOf(f).label;
+  if (origin.kind === 'searched' && origin.framework) rows.push(row('framework', `planned for ${escapeHtml(label(origin.framework))}: searched only what it runs as planned`, 'plan-framework'));
+  if (data.frameworks) {
+    const fit = data.frameworks;
+    const parts = [`runs as is in ${fit.runnable.filter((f) => !fit.differences[f]).map(label).join(', ') || 'neither Megatron-LM nor torchtitan'}`];
+    for (const f of fit.runnable.filter((x) => fit.differences[x])) parts.push(`with differences in ${label(f)}: ${fit.differences[f]!.map((m) => m.split('; ')[0]).join('; ')}`);
+    for (const f of FRAMEWORKS.filter((x) => !fit.runnable.includes(x))) parts.push(`not in ${label(f)}: ${fit.missing[f]!.map((m) => m.split('; ')[0]).join('; ')}`);
+    rows.push(row('frameworks', escapeHtml(parts.join('; ')), 'plan-frameworks'));
+  }
   if (origin.kind === 'searched') {
     const bound = origin.bound;
-    rows.push(row('lower bound', `${formatSeconds(bound.lowerBoundS)} on every plan in the search space${bound.proven ? ' (proven)' : ' (not proven)'}`, 'plan-bound'));
+    const space = origin.framework ? `${label(origin.framework)}'s search space` : 'the search space';
+    rows.push(row('lower bound', `${formatSeconds(bound.lowerBoundS)} on every plan in ${escapeHtml(space)}${bound.proven ? ' (proven)' : ' (not proven)'}`, 'plan-bound'));
     rows.push(row('gap', formatPercent(bound.gap), 'plan-gap'));
   } else {
     rows.push(row('lower bound', 'none: this plan was given, not searched for (run report without --plan for a bound)', 'plan-bound'));

@@ -1,5 +1,7 @@
 /** Gathers what the HTML report shows from a `plan` result or from a given plan. Pure. */
 import { evaluateLayout, type Evaluation } from '../model/evaluate';
+import type { Framework } from '../model/framework-capabilities';
+import { frameworkFit } from '../model/framework-issues';
 import { groupTimeline, type GroupTimeline } from '../model/pipeline-timeline';
 import { layOutPlan, type PlanLayout } from '../model/placement';
 import type { PlanSpec } from '../model/plan-schema';
@@ -9,7 +11,7 @@ import type { BreakdownBar } from './breakdown-chart';
 import { diagnosisFromReasons, type DiagnosisItem } from './diagnosis';
 
 export type ReportOrigin =
-  | { readonly kind: 'searched'; readonly status: PlanResult['status']; readonly bound: Bound; readonly solver: SolverReport }
+  | { readonly kind: 'searched'; readonly status: PlanResult['status']; readonly bound: Bound; readonly solver: SolverReport; readonly framework?: Framework }
   | { readonly kind: 'given'; readonly planFile: string };
 
 export interface ReportData {
@@ -26,10 +28,12 @@ export interface ReportData {
   readonly timelineNote?: string;
   /** Non-empty when no plan fits. */
   readonly diagnosis: readonly DiagnosisItem[];
+  /** With a plan: which frameworks run it as is (src/model/framework-issues.ts). */
+  readonly frameworks?: ReturnType<typeof frameworkFit>;
 }
 
 export function reportFromPlanResult(scenario: Scenario, result: PlanResult, diagnosis?: readonly DiagnosisItem[]): ReportData {
-  const origin: ReportOrigin = { kind: 'searched', status: result.status, bound: result.bound, solver: result.solver };
+  const origin: ReportOrigin = { kind: 'searched', status: result.status, bound: result.bound, solver: result.solver, ...(result.framework ? { framework: result.framework } : {}) };
   if (!result.plan) {
     return { scenario, origin, bars: [], baselines: [], diagnosis: diagnosis ?? diagnosisFromReasons(result.reasons) };
   }
@@ -54,5 +58,5 @@ function withPlan(scenario: Scenario, origin: ReportOrigin, plan: unknown, basel
   } else {
     timelineNote = 'no timeline: the global batch does not split into whole microbatches per replica';
   }
-  return { scenario, origin, plan: layout.plan, layout, evaluation, bars, baselines, timeline, timelineNote, diagnosis: [] };
+  return { scenario, origin, plan: layout.plan, layout, evaluation, bars, baselines, timeline, timelineNote, diagnosis: [], frameworks: frameworkFit(scenario, layout) };
 }

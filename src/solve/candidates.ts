@@ -4,7 +4,7 @@
  * (docs/formulation.md §4).
  */
 import { busiestReplicaMicrobatches, computeCoefficients, fewestMicrobatches, maxReplicas, type ConfigCoefficients } from '../formulation/coefficients';
-import { enumerateConfigs, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../formulation/search-space';
+import { dataParallelInSpace, enumerateConfigs, equalMicrobatchesOnly, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../formulation/search-space';
 import { EnumerationTables, type ConfigStageTables, type SiteStageTimes } from '../formulation/enumeration-tables';
 import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
 import { fillDrainS, forwardPartS, forwardShareTermS } from '../model/pipeline';
@@ -53,13 +53,15 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
     // Every term of fillDrainS is at most any placement's at the fastest steps.
     const bubbleS = fillDrainS(steps.fastestS, fastestForwardS(steps, config.schedule), config);
     let memory: OneMicrobatchMemory | undefined;
-    const coefficients = (dp: number) => () => computeCoefficients(scenario, config, dp, layouts, tables);
+    const equalMicrobatches = equalMicrobatchesOnly(restriction);
+    const coefficients = (dp: number) => () => computeCoefficients(scenario, config, dp, layouts, tables, equalMicrobatches);
     const divisorsOfTotal = tables.divisors(totalMicrobatches);
     // Memory need is non-increasing in dp (only ZeRO shards depend on it, and dp ascends): once
     // one dp fits the largest GPU, every larger one does.
     let fitsFromHere = false;
     for (const dp of tables.dataParallelDegrees(totalMicrobatches, replicas)) {
       if ((config.tp * dp * config.cp) % (config.ep * config.expertTp) !== 0) continue; // experts are sharded over tp x cp x dp ranks (MoE Parallel Folding)
+      if (restriction.framework !== undefined && !dataParallelInSpace(restriction, config, totalMicrobatches, dp, fewestMicrobatches(config))) continue;
       const k = busiestReplicaMicrobatches(totalMicrobatches, dp, fewestMicrobatches(config), divisorsOfTotal);
       // A stage that does not fit the largest GPU even with one microbatch in flight rules (config, dp) out.
       if (!fitsFromHere) {

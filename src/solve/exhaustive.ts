@@ -3,7 +3,8 @@
  * same configurations, data-parallel degrees, (layout, microbatch) choices and network settings
  * the MIP search covers, with no pruning. The reference for correctness and speed; exponential.
  */
-import { toPlan, type SpaceRestriction } from '../formulation/search-space';
+import { scenarioForSpace, toPlan, type SpaceRestriction } from '../formulation/search-space';
+import { frameworkIssues } from '../model/framework-issues';
 import type { LayoutCoefficients } from '../formulation/coefficients';
 import { evaluateLayout, type Evaluation } from '../model/evaluate';
 import { layOutPlan, withNetworkSettings } from '../model/placement';
@@ -26,8 +27,9 @@ export interface ExhaustiveResult {
  * `onCandidate` receives each fully enumerated candidate with the least time of its fitting plans
  * (Infinity when none fits): the reference the closed-form bounds are tested against.
  */
-export function exhaustiveSearch(scenario: Scenario, restriction: SpaceRestriction, timeLimitS = Infinity, onCandidate?: (candidate: Candidate, leastTimeS: number) => void): ExhaustiveResult {
+export function exhaustiveSearch(given: Scenario, restriction: SpaceRestriction, timeLimitS = Infinity, onCandidate?: (candidate: Candidate, leastTimeS: number) => void): ExhaustiveResult {
   const started = Date.now();
+  const scenario = scenarioForSpace(given, restriction);
   const deadline = started + timeLimitS * 1000;
   let best: { plan: PlanSpec; evaluation: Evaluation } | undefined;
   let plansEvaluated = 0;
@@ -59,6 +61,8 @@ export function exhaustiveSearch(scenario: Scenario, restriction: SpaceRestricti
         // Settings of a link that carries nothing cannot change the plan's time: enumerate only the loaded links.
         // Laid out once: each network combination only swaps its settings in.
         const laidOut = layOutPlan(scenario, plan);
+        // A framework's space: placements it cannot launch (ranks of two sites on one node) are not in it.
+        if (restriction.framework !== undefined && frameworkIssues(restriction.framework, scenario, laidOut).length > 0) return true;
         const base = evaluateLayout(scenario, laidOut, 'closed-form');
         const loaded = base.predicted.links.map((l) => l.bytesPerIteration > 0);
         for (const network of networkCombinations(scenario, restriction, loaded)) {

@@ -1,5 +1,6 @@
 /** What `plan` returns: outcomes as data, read `status` first. */
 import type { Evaluation } from '../model/evaluate';
+import type { Framework } from '../model/framework-capabilities';
 import type { PlanSpec } from '../model/plan-schema';
 
 export interface Bound {
@@ -49,4 +50,12 @@ export interface PlanResult {
   /** Why nothing fits (status infeasible). */
   readonly reasons: readonly string[];
   readonly baselines: readonly BaselineResult[];
+  /** The framework whose space was searched (plan --framework, search.framework); absent: the framework-free space. */
+  readonly framework?: Framework;
+  /** With a plan: the frameworks that run it as is (their export has no error: src/model/framework-issues.ts). */
+  readonly frameworks?: readonly Framework[];
+  /** With a plan: what each framework not in `frameworks` lacks (its export's errors). */
+  readonly frameworkGaps?: Readonly<Partial<Record<Framework, readonly string[]>>>;
+  /** With a plan: where a framework in `frameworks` runs it differently from the prediction (its export's capability warnings). */
+  readonly frameworkDifferences?: Readonly<Partial<Record<Framework, readonly string[]>>>;
 }

@@ -3,7 +3,10 @@
  * spaces, and the independent re-check of everything printed.
  */
 import { availableParallelism } from 'os';
-import { FULL_SPACE, type SpaceRestriction } from '../formulation/search-space';
+import { FULL_SPACE, withFramework, type SpaceRestriction } from '../formulation/search-space';
+import type { Framework } from '../model/framework-capabilities';
+import { frameworkFit } from '../model/framework-issues';
+import { layOutPlan } from '../model/placement';
 import type { PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { HighsWorkerBackend } from './highs-worker-backend';
@@ -33,6 +36,8 @@ export interface PlanOptions {
   readonly heuristicSeeds?: number;
   /** Seconds a backend may overrun its time limit before it is abandoned (default 5). */
   readonly backendGraceS?: number;
+  /** Search only what this framework runs as planned, baselines too (default: the scenario's search.framework; absent: the framework-free space). */
+  readonly framework?: Framework;
 }
 
 export const PRODUCTION_SPACE: SpaceRestriction = { layouts: 'whole', schedules: ['1f1b', 'interleaved'], defaultNetworkOnly: true };
@@ -60,28 +65,30 @@ export async function plan(scenario: Scenario, options: PlanOptions = {}): Promi
   const concurrentBackends = options.concurrentBackends ?? (options.backends ? [] : defaultConcurrentBackends());
   const withBaselines = options.baselines ?? true;
   const mainShare = withBaselines ? 0.7 : 1;
+  const framework = options.framework ?? scenario.search?.framework;
+  const inFramework = framework === undefined ? {} : { framework };
   try {
-    const main = await searchPlans(scenario, { timeLimitS: timeLimitS * mainShare, gap, backends, concurrentBackends, restriction: FULL_SPACE, onProgress: options.onProgress, backendGraceS: options.backendGraceS, heuristicSeeds: options.heuristicSeeds });
+    const main = await searchPlans(scenario, { timeLimitS: timeLimitS * mainShare, gap, backends, concurrentBackends, restriction: withFramework(FULL_SPACE, framework), onProgress: options.onProgress, backendGraceS: options.backendGraceS, heuristicSeeds: options.heuristicSeeds });
     if (!main.plan || !main.evaluation) {
       // Infeasible only when every candidate's bound is infinite or past the required iteration
       // time; otherwise the search ran out of time.
       const deadlineS = scenario.training.maxIterationTimeS ?? Infinity;
       if (Number.isFinite(main.bound.lowerBoundS) && main.bound.lowerBoundS <= deadlineS) {
         const reason = `no plan found within the time limit of ${timeLimitS} s; not proven infeasible (every plan would take at least ${main.bound.lowerBoundS.toFixed(3)} s): raise --time-limit`;
-        return { status: 'unknown', bound: main.bound, solver: main.solver, reasons: [reason, ...main.reasons], baselines: [] };
+        return { status: 'unknown', bound: main.bound, solver: main.solver, reasons: [reason, ...main.reasons], baselines: [], ...inFramework };
       }
-      return { status: 'infeasible', bound: main.bound, solver: main.solver, reasons: main.reasons, baselines: [] };
+      return { status: 'infeasible', bound: main.bound, solver: main.solver, reasons: main.reasons, baselines: [], ...inFramework };
     }
     const evaluation = recheckPlan(scenario, main.plan, main.evaluation);
     const baselines: BaselineResult[] = [];
     if (withBaselines) {
       const share = (timeLimitS * (1 - mainShare)) / 2;
-      baselines.push(await baseline(scenario, 'production', 'DP across sites (whole replicas per site), 1F1B/interleaved, default network', PRODUCTION_SPACE, share, gap, { backends, concurrentBackends }, main.plan, evaluation.predicted.iterationTimeS));
+      baselines.push(await baseline(scenario, 'production', 'DP across sites (whole replicas per site), 1F1B/interleaved, default network', withFramework(PRODUCTION_SPACE, framework), share, gap, { backends, concurrentBackends }, main.plan, evaluation.predicted.iterationTimeS));
       if (scenario.sites.length > 1) {
-        baselines.push(await baseline(scenario, 'pp-across', 'pipeline stages split across sites, DP inside each site, default network', PP_ACROSS_SPACE, share, gap, { backends, concurrentBackends }, main.plan, evaluation.predicted.iterationTimeS));
+        baselines.push(await baseline(scenario, 'pp-across', 'pipeline stages split across sites, DP inside each site, default network', withFramework(PP_ACROSS_SPACE, framework), share, gap, { backends, concurrentBackends }, main.plan, evaluation.predicted.iterationTimeS));
       }
     }
-    // A baseline's plan lies in the full space too: if its search found a faster one, it is ours.
+    // A baseline's plan lies in the full space too (the framework's, with one): if its search found a faster one, it is ours.
     let chosen = { plan: main.plan, evaluation, solver: main.solver };
     for (const b of baselines) {
       if (b.plan && b.iterationTimeS !== undefined && b.iterationTimeS < chosen.evaluation.predicted.iterationTimeS) {
@@ -90,6 +97,11 @@ export async function plan(scenario: Scenario, options: PlanOptions = {}): Promi
       }
     }
     const oursS = chosen.evaluation.predicted.iterationTimeS;
+    // Which frameworks run the plan as is: the same check their exports make.
+    const fit = frameworkFit(scenario, layOutPlan(scenario, chosen.plan));
+    if (framework !== undefined && !fit.runnable.includes(framework)) {
+      throw new Error(`the plan searched for ${framework} is not one it runs: ${fit.missing[framework]!.join('; ')}`);
+    }
     const lowerBoundS = Math.min(main.bound.lowerBoundS, oursS);
     const finalGap = (oursS - lowerBoundS) / oursS;
     return {
@@ -101,6 +113,9 @@ export async function plan(scenario: Scenario, options: PlanOptions = {}): Promi
       solver: chosen.solver,
       reasons: [],
       baselines: baselines.map((b) => (b.iterationTimeS === undefined ? b : { ...b, speedup: b.iterationTimeS / oursS })),
+      ...inFramework,
+      frameworks: fit.runnable,
+      frameworkGaps: fit.missing, frameworkDifferences: fit.differences,
     };
   } finally {
     if (!options.backends) await Promise.all(backends.map((b) => b.close()));

@@ -3,11 +3,12 @@
  * by lower bounds (docs/formulation.md §4). Returns the best plan found, checked by the cost
  * model, and a bound valid for every plan in the space.
  */
-import { batchTooSmallForReplicas, capacityLowerBound, forcedSpanningLowerBound, outerLowerBound, planOfGroups, type ConfigCoefficients, type LayoutGroup } from '../formulation/coefficients';
+import { batchTooSmallForReplicas, capacityLowerBound, forcedSpanningLowerBound, outerLowerBound, planOfGroups, zero3GatherLowerBound, type ConfigCoefficients, type LayoutGroup } from '../formulation/coefficients';
 import { layoutCapacityLowerBound } from '../formulation/layout-capacity-bound';
 import { buildPlacementMip, incumbentObjectiveCutoff, provenIterationBoundS, type PlacementMip } from '../formulation/placement-mip';
 import { ringPatternSearch, type RingPattern } from '../formulation/ring-pattern-bound';
-import { planInSpace, type SpaceRestriction } from '../formulation/search-space';
+import { planInSpace, scenarioForSpace, type SpaceRestriction } from '../formulation/search-space';
+import { frameworkIssues } from '../model/framework-issues';
 import { evaluateLayout, type Evaluation } from '../model/evaluate';
 import { layOutPlan } from '../model/placement';
 import type { PlanSpec } from '../model/plan-schema';
@@ -76,8 +77,11 @@ function withHardLimit<T>(backend: string, promise: Promise<T>, seconds: number)
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-export async function searchPlans(scenario: Scenario, options: SearchOptions): Promise<SearchResult> {
+export async function searchPlans(given: Scenario, options: SearchOptions): Promise<SearchResult> {
   const started = Date.now();
+  // A framework's space (docs/formulation.md §8) also leaves out network settings it cannot apply.
+  const scenario = scenarioForSpace(given, options.restriction);
+  const framework = options.restriction.framework;
   const deadline = started + options.timeLimitS * 1000;
   const candidates = enumerateCandidates(scenario, options.restriction);
   const bounds = candidates.map((c) => c.quickBoundS);
@@ -90,6 +94,7 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
   const deadlineS = (scenario.training.maxIterationTimeS ?? Infinity) * (1 + 1e-9);
   let mipsSolved = 0;
   let pruned = 0;
+  let frameworkRejects = 0;
   let timedOut = false;
 
   /**
@@ -113,6 +118,9 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     }
     if (!result.evaluation.fits) return;
     if (incumbent && result.evaluation.predicted.iterationTimeS >= incumbent.evaluation.predicted.iterationTimeS) return;
+    // In a framework's space the configurations and microbatch counts are its own already; what is
+    // left is per placement (ranks of two sites on one node): such a plan is not kept.
+    if (framework !== undefined && frameworkIssues(framework, scenario, layOutPlan(scenario, result.plan)).length > 0) { frameworkRejects++; return; }
     const timed = evaluateLayout(scenario, layOutPlan(scenario, result.plan));
     if (!timed.fits) return;
     if (!incumbent || timed.predicted.iterationTimeS < incumbent.evaluation.predicted.iterationTimeS) {
@@ -230,6 +238,9 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     seeded.delete(index);
     let refined = Math.max(candidate.quickBoundS, outerLowerBound(coefficients, candidate.quickBoundS),
       capacityLowerBound(coefficients, siteGpus), forcedSpanningLowerBound(coefficients, siteGpus, candidate.quickBoundS));
+    // In a framework's space, ZeRO-3's per-microbatch weight gathers floor the candidate too (torchtitan's
+    // FSDP2); the framework-free space keeps today's bounds bit for bit (test/candidates-equivalence).
+    if (framework !== undefined) refined = Math.max(refined, zero3GatherLowerBound(coefficients));
     // The layout LP (step 3(e)) solves a few small LPs: only for candidates the closed forms keep.
     if (refined < threshold()) refined = Math.max(refined, layoutCapacityLowerBound(coefficients, siteGpus, refined));
     if (!Number.isFinite(refined)) {
@@ -482,6 +493,9 @@ export async function searchPlans(scenario: Scenario, options: SearchOptions): P
     reasons.set(`every plan takes at least ${lowerBoundS.toFixed(3)} s, over training.maxIterationTimeS ${scenario.training.maxIterationTimeS}`, candidates.length);
   }
   if (candidates.length === 0) tally(reasons, 'no configuration in the search space fits the sites (tp x cp x pp larger than every site, or no valid degree)');
+  if (!incumbent && framework !== undefined && frameworkRejects > 0) {
+    reasons.set(`${frameworkRejects} plan(s) that fit were left out: ${framework} cannot launch them as placed (ranks of two sites on one node)`, candidates.length);
+  }
   return {
     plan: incumbent?.plan,
     evaluation: incumbent?.evaluation,

@@ -1,6 +1,9 @@
 /** `scaleacross plan <scenario.json> [--json] [--time-limit S] [--gap G] [--exhaustive] [--quiet]`. */
 import { loadScenario, type Scenario } from '../../index';
-import { FULL_SPACE } from '../../formulation/search-space';
+import { FULL_SPACE, withFramework } from '../../formulation/search-space';
+import type { Framework } from '../../model/framework-capabilities';
+import { frameworkFit } from '../../model/framework-issues';
+import { layOutPlan } from '../../model/placement';
 import { exhaustiveSearch } from '../../solve/exhaustive';
 import { recheckPlan } from '../../solve/independent-check';
 import { plan } from '../../solve/plan';
@@ -19,10 +22,12 @@ export interface PlanArgs {
   readonly quiet: boolean;
   /** Diagnose why when no plan fits (default true). */
   readonly diagnose?: boolean;
+  /** Search only what this framework runs as planned (overrides the scenario's search.framework). */
+  readonly framework?: Framework;
 }
 
 export async function runPlan(args: PlanArgs, output: Output, progressStream?: NodeJS.WriteStream): Promise<number> {
-  const scenario = loadScenario(args.scenario);
+  const scenario = loadScenario(args.scenario, { framework: args.framework });
   const result = args.exhaustive ? exhaustiveResult(scenario, args.timeLimit) : await plan(scenario, {
     timeLimitS: args.timeLimit,
     gap: args.gap,
@@ -51,20 +56,23 @@ function progressPrinter(stream: NodeJS.WriteStream) {
 }
 
 function exhaustiveResult(scenario: Scenario, timeLimitS: number): PlanResult {
-  const result = exhaustiveSearch(scenario, FULL_SPACE, timeLimitS);
+  const framework = scenario.search?.framework;
+  const inFramework = framework === undefined ? {} : { framework };
+  const result = exhaustiveSearch(scenario, withFramework(FULL_SPACE, framework), timeLimitS);
   const solver = {
     engine: 'exhaustive', timeS: result.timeS, fallbacksUsed: [], faults: [], candidates: result.plansEvaluated,
     mipsSolved: 0, pruned: 0, timedOut: !result.complete,
   };
   if (!result.plan || !result.evaluation) {
     // Only a complete enumeration proves that nothing fits; one cut short has merely not met a plan yet.
-    if (result.complete) return { status: 'infeasible', bound: { lowerBoundS: Infinity, gap: Infinity, proven: true }, solver, reasons: ['no plan in the search space fits'], baselines: [] };
+    if (result.complete) return { status: 'infeasible', bound: { lowerBoundS: Infinity, gap: Infinity, proven: true }, solver, reasons: ['no plan in the search space fits'], baselines: [], ...inFramework };
     const reason = `enumeration stopped at the time limit of ${timeLimitS} s after ${result.plansEvaluated} plans, none of them fitting; not proven infeasible: raise --time-limit, or plan without --exhaustive`;
-    return { status: 'unknown', bound: { lowerBoundS: 0, gap: Infinity, proven: false }, solver, reasons: [reason], baselines: [] };
+    return { status: 'unknown', bound: { lowerBoundS: 0, gap: Infinity, proven: false }, solver, reasons: [reason], baselines: [], ...inFramework };
   }
   const evaluation = recheckPlan(scenario, result.plan, result.evaluation);
   const time = evaluation.predicted.iterationTimeS;
   // A complete enumeration proves its optimum; an incomplete one proves nothing.
   const bound = result.complete ? { lowerBoundS: time, gap: 0, proven: true } : { lowerBoundS: 0, gap: 1, proven: false };
-  return { status: result.complete ? 'optimal' : 'feasible', plan: result.plan, evaluation, bound, solver, reasons: [], baselines: [] };
+  const fit = frameworkFit(scenario, layOutPlan(scenario, result.plan));
+  return { status: result.complete ? 'optimal' : 'feasible', plan: result.plan, evaluation, bound, solver, reasons: [], baselines: [], ...inFramework, frameworks: fit.runnable, frameworkGaps: fit.missing, frameworkDifferences: fit.differences };
 }

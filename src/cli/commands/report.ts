@@ -1,6 +1,7 @@
 /** `scaleacross report <scenario.json> [--plan plan.json] --html report.html [--baselines] [--time-limit S]`. */
 import { loadScenario } from '../../index';
 import { readPlanFile, writeTextFile } from '../../io/files';
+import type { Framework } from '../../model/framework-capabilities';
 import { ScenarioValidationError } from '../../model/validation-error';
 import { diagnose } from '../../diagnose/diagnose';
 import { diagnosisItems } from '../../report/diagnosis';
@@ -15,10 +16,12 @@ export interface ReportArgs {
   readonly html: string;
   readonly timeLimit: number;
   readonly baselines: boolean;
+  /** Search only what this framework runs as planned (overrides the scenario's search.framework). */
+  readonly framework?: Framework;
 }
 
 export async function runReport(args: ReportArgs, output: Output): Promise<number> {
-  const scenario = loadScenario(args.scenario);
+  const scenario = loadScenario(args.scenario, { framework: args.framework });
   let data: ReportData;
   let code: number = EXIT.ok;
   if (args.plan !== undefined) {
