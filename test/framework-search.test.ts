@@ -8,6 +8,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { runCli } from '../src/cli/run';
+import { buildBundle } from '../src/export/bundle';
 import { exportMegatron } from '../src/export/megatron';
 import { exportTorchtitan } from '../src/export/torchtitan';
 import type { FrameworkExport } from '../src/export/export-types';
@@ -120,6 +121,20 @@ describe('plan --framework: the plan and its baselines export without an error',
       for (const baseline of result.baselines) {
         if (baseline.plan) expect(errorsOf(exportTo(framework, scenario, baseline.plan))).toEqual([]);
       }
+      // The launch bundle of that plan: ranks.csv holds exactly the GPUs the plan uses at each site.
+      const layout = layOutPlan(scenario, result.plan!);
+      const bundle = buildBundle(scenario, layout, exported, 'plan.json');
+      if (!bundle.ok) throw new Error(`no bundle: ${bundle.errors.join('; ')}`);
+      const rows = bundle.files.find((f) => f.path === 'ranks.csv')!.content.trim().split('\n').slice(1);
+      const ranksPerSite = new Map<string, number>();
+      for (const row of rows) { const site = row.split(',')[1]!; ranksPerSite.set(site, (ranksPerSite.get(site) ?? 0) + 1); }
+      const usedPerSite = new Map<string, number>();
+      const gpusPerStage = result.plan!.tp * (result.plan!.cp ?? 1);
+      for (const group of result.plan!.placement!.replicaGroups) {
+        for (const run of group.stageSites) usedPerSite.set(run.site, (usedPerSite.get(run.site) ?? 0) + group.replicas * run.stages * gpusPerStage);
+      }
+      expect(Object.fromEntries(ranksPerSite)).toEqual(Object.fromEntries(usedPerSite));
+      expect(rows.map((r) => Number(r.split(',')[0]))).toEqual(rows.map((_, i) => i));
     }, 60_000);
   });
 
