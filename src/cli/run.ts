@@ -5,6 +5,7 @@
 import yargs from 'yargs';
 import { ScenarioValidationError } from '../model/validation-error';
 import { defaultWorkerCount, runBatchCommand } from './commands/batch';
+import { runCalibrate } from './commands/calibrate';
 import { runDiagnose } from './commands/diagnose';
 import { runEvaluate } from './commands/evaluate';
 import { runExport } from './commands/export';
@@ -19,6 +20,9 @@ const processOutput: Output = {
   out: (text) => process.stdout.write(`${text}\n`),
   err: (text) => process.stderr.write(`${text}\n`),
 };
+
+/** `--calibration`: a profile written by `calibrate`, applied for the command (overrides the scenario's `calibration`). */
+const CALIBRATION_OPTION = { type: 'string', describe: 'Calibration profile (scaleacross calibrate --out) to apply; overrides the scenario\'s "calibration"' } as const;
 
 /** Runs `scaleacross` with `argv` (without node and script); resolves to the exit code. */
 export async function runCli(argv: readonly string[], output: Output = processOutput): Promise<number> {
@@ -38,8 +42,9 @@ export async function runCli(argv: readonly string[], output: Output = processOu
       'Predict iteration time, memory and MFU of one plan or a JSON array of plans',
       (y) => y.positional('scenario', { type: 'string', demandOption: true, describe: 'Scenario JSON file' })
         .option('plan', { type: 'string', demandOption: true, describe: 'Plan JSON file: one plan object or an array of plans' })
-        .option('json', { type: 'boolean', default: false, describe: 'Print JSON' }),
-      (args) => { code = runEvaluate(args.scenario, args.plan, args.json, output); },
+        .option('json', { type: 'boolean', default: false, describe: 'Print JSON' })
+        .option('calibration', CALIBRATION_OPTION),
+      (args) => { code = runEvaluate(args.scenario, args.plan, args.json, output, args.calibration); },
     )
     .command(
       'plan <scenario>',
@@ -51,13 +56,14 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('exhaustive', { type: 'boolean', default: false, describe: 'Enumerate the search space plan by plan instead (reference; slow)' })
         .option('quiet', { type: 'boolean', default: false, describe: 'No live progress' })
         .option('diagnose', { type: 'boolean', default: true, describe: 'When no plan fits, find the conflicting requirements and the smallest fixes (--no-diagnose skips it)' })
+        .option('calibration', CALIBRATION_OPTION)
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
           if (!(a.gap >= 0 && a.gap < 1)) throw new UsageError('--gap must be in [0, 1)');
           return true;
         }),
       async (args) => {
-        code = await runPlan({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'], gap: args.gap, exhaustive: args.exhaustive, quiet: args.quiet, diagnose: args.diagnose }, output, output === processOutput ? process.stderr : undefined);
+        code = await runPlan({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'], gap: args.gap, exhaustive: args.exhaustive, quiet: args.quiet, diagnose: args.diagnose, calibration: args.calibration }, output, output === processOutput ? process.stderr : undefined);
       },
     )
     .command(
@@ -140,6 +146,19 @@ export async function runCli(argv: readonly string[], output: Output = processOu
       },
     )
     .command(
+      'calibrate <runs>',
+      "Fit the cost model's efficiency factors to runs measured on your cluster; write a calibration profile",
+      (y) => y.positional('runs', { type: 'string', demandOption: true, describe: 'Measured runs: a JSON array or NDJSON of { scenario, plan, measured } and link measurements' })
+        .option('out', { type: 'string', demandOption: true, describe: 'Calibration profile JSON file to write' })
+        .option('json', { type: 'boolean', default: false, describe: 'Print JSON (the profile)' })
+        .option('prior-weight', { type: 'number', default: 1, describe: 'Pull towards the committed constants: 1 makes a factor moved 10% cost as much as one run 10% off; smaller trusts the runs more' })
+        .check((a) => {
+          if (!(a['prior-weight'] >= 0 && a['prior-weight'] <= 1000)) throw new UsageError('--prior-weight must be a number in [0, 1000]');
+          return true;
+        }),
+      (args) => { code = runCalibrate({ runs: args.runs, out: args.out, json: args.json, priorWeight: args['prior-weight'] }, output); },
+    )
+    .command(
       'merge <parts..>',
       'Merge batch result files (shards, resumed runs): one result per scenario, completeness checked',
       (y) => y.positional('parts', { type: 'string', array: true, demandOption: true, describe: 'NDJSON results files' })
@@ -148,7 +167,7 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('scenarios', { type: 'string', array: true, describe: "The batch's inputs (scenario files, folders, sweeps), to name missing scenarios by id" }),
       (args) => { code = runMerge({ parts: args.parts, out: args.out, csv: args.csv, scenarios: args.scenarios }, output); },
     )
-    .demandCommand(1, 'name a command: validate, evaluate, plan, diagnose, report, export, import-model, batch or merge')
+    .demandCommand(1, 'name a command: validate, evaluate, plan, diagnose, report, export, import-model, batch, merge or calibrate')
     .strict()
     .help()
     .version()
