@@ -124,11 +124,15 @@ export interface UserCalibration {
  * out; per factor the uncertainty (curvature) and leave-one-out spread. Throws nothing for valid
  * runs; the caller checks {@link MIN_RUNS}.
  */
-export function calibrateToRuns(runs: readonly UserRun[], links: readonly LinkMeasurement[], options: { readonly priorWeight?: number } = {}): UserCalibration {
+export function calibrateToRuns(
+  runs: readonly UserRun[], links: readonly LinkMeasurement[],
+  options: { readonly priorWeight?: number; /** Fit only these factors (names of USER_FACTORS); default all the runs identify. */ readonly factors?: readonly string[] } = {},
+): UserCalibration {
   const priorWeight = options.priorWeight ?? DEFAULT_PRIOR_WEIGHT;
+  const asked = options.factors ? USER_FACTORS.filter((p) => options.factors!.includes(p.key)) : USER_FACTORS;
   const prior: ConstantSet = Object.fromEntries(USER_FACTORS.map((p) => [p.key, mutable[p.key]!]));
   // Without runs, only the link factors the measurements name are fitted.
-  const candidates = runs.length === 0 ? USER_FACTORS.filter((p) => links.some((l) => l.factor === p.key)) : USER_FACTORS;
+  const candidates = runs.length === 0 ? asked.filter((p) => links.some((l) => l.factor === p.key)) : asked;
   const sensitivities = new Map(candidates.map((p) => [p.key, sensitivity(p, runs, links, prior)]));
   const fitted = candidates.filter((p) => sensitivities.get(p.key)! >= SENSITIVITY_THRESHOLD);
   const values = fitOn(runs, links, fitted, prior, priorWeight);

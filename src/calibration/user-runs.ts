@@ -27,8 +27,9 @@ function nested(error: ScenarioValidationError, at: string, resolved: Resolved):
     : { path: joinPath(at, issue.path), message: issue.message });
 }
 
-export function buildUserRuns(entries: readonly RunEntry[], source: string): { runs: UserRun[]; links: LinkMeasurement[] } {
-  const issues: InputIssue[] = [];
+/** Throws one {@link ScenarioValidationError} with `earlier` issues (the file's shape checks) and every problem found here. */
+export function buildUserRuns(entries: readonly RunEntry[], source: string, earlier: readonly InputIssue[] = []): { runs: UserRun[]; links: LinkMeasurement[] } {
+  const issues: InputIssue[] = [...earlier];
   const runs: UserRun[] = [];
   const scenarios: Scenario[] = [];
   const parse = (resolved: Resolved, at: string): Scenario | undefined => {
@@ -44,16 +45,18 @@ export function buildUserRuns(entries: readonly RunEntry[], source: string): { r
     if (entry.kind !== 'run') continue;
     const scenario = parse(entry.scenario, `${entry.path}.scenario`);
     if (!scenario) continue;
+    scenarios.push(scenario);
     try {
-      evaluate(scenario, entry.plan.value, '');
+      evaluate(scenario, entry.plan.value, 'plan');
     } catch (error) {
       if (!(error instanceof ScenarioValidationError)) throw error;
-      issues.push(...nested(error, `${entry.path}.plan`, entry.plan));
+      // The model names the plan's paths from `plan` (`plan.tp`).
+      const relative = error.withPrefix('').issues.map((issue) => ({ path: issue.path.replace(/^plan\.?/, ''), message: issue.message }));
+      issues.push(...nested(new ScenarioValidationError(relative), `${entry.path}.plan`, entry.plan));
       continue;
     }
     const measured = entry.spec.measured;
     const metric: RunMetric = measured.iterationTimeS !== undefined ? 'iterationTimeS' : measured.tokensPerSecondPerGpu !== undefined ? 'tokensPerSecondPerGpu' : 'mfu';
-    scenarios.push(scenario);
     runs.push({
       source: entry.spec.label ?? `${entry.path} ${scenario.name}`,
       scenario, plan: entry.plan.value, metric, measured: measured[metric]!,
@@ -96,6 +99,8 @@ export function buildUserRuns(entries: readonly RunEntry[], source: string): { r
     }
     links.push({ source: label, factor: 'crossSiteLinkEfficiency', nominalGBps: link.bandwidthBytesPerS / 1e9, busBandwidthGBps, messageBytes });
   }
-  if (issues.length > 0) throw new ScenarioValidationError(issues, source);
+  // One line per problem, in the order of the file.
+  const order = (p: string) => Number(/^runs\[(\d+)\]/.exec(p)?.[1] ?? -1);
+  if (issues.length > 0) throw new ScenarioValidationError([...issues].sort((a, b) => order(a.path) - order(b.path)), source);
   return { runs, links };
 }

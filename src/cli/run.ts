@@ -151,12 +151,13 @@ export async function runCli(argv: readonly string[], output: Output = processOu
       (y) => y.positional('runs', { type: 'string', demandOption: true, describe: 'Measured runs: a JSON array or NDJSON of { scenario, plan, measured } and link measurements' })
         .option('out', { type: 'string', demandOption: true, describe: 'Calibration profile JSON file to write' })
         .option('json', { type: 'boolean', default: false, describe: 'Print JSON (the profile)' })
+        .option('factors', { type: 'string', describe: 'Comma-separated factors to fit (default: every factor the runs are sensitive to)' })
         .option('prior-weight', { type: 'number', default: 1, describe: 'Pull towards the committed constants: 1 makes a factor moved 10% cost as much as one run 10% off; smaller trusts the runs more' })
         .check((a) => {
           if (!(a['prior-weight'] >= 0 && a['prior-weight'] <= 1000)) throw new UsageError('--prior-weight must be a number in [0, 1000]');
           return true;
         }),
-      (args) => { code = runCalibrate({ runs: args.runs, out: args.out, json: args.json, priorWeight: args['prior-weight'] }, output); },
+      (args) => { code = runCalibrate({ runs: args.runs, out: args.out, json: args.json, priorWeight: args['prior-weight'], factors: args.factors?.split(',').map((f) => f.trim()).filter((f) => f !== '') }, output); },
     )
     .command(
       'merge <parts..>',

@@ -22,8 +22,12 @@ export type RunsFileEntry =
   | { readonly kind: 'run'; readonly path: string; readonly spec: CalibrationRunSpec; readonly scenario: ResolvedJson; readonly plan: ResolvedJson }
   | { readonly kind: 'link'; readonly path: string; readonly spec: CalibrationLinkSpec; readonly scenario?: ResolvedJson };
 
-/** Reads a runs file; every problem with its entries is reported at once (one line each). */
-export function readCalibrationRuns(file: string): RunsFileEntry[] {
+/**
+ * Reads a runs file. A file that cannot be read or parsed throws; problems with single entries
+ * are returned (one per path) with the entries that passed, so that the caller can report them
+ * together with its own checks of those entries.
+ */
+export function readCalibrationRuns(file: string): { entries: RunsFileEntry[]; issues: InputIssue[] } {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
@@ -63,8 +67,7 @@ export function readCalibrationRuns(file: string): RunsFileEntry[] {
     const plan = resolve(parsed.data.plan, `${at}.plan`, true);
     if (scenario && plan) entries.push({ kind: 'run', path: at, spec: parsed.data, scenario, plan });
   });
-  if (issues.length > 0) throw new ScenarioValidationError(issues, file);
-  return entries;
+  return { entries, issues };
 }
 
 /** A JSON array, an object with a `runs` array, or NDJSON (one entry per non-empty line). */

@@ -1,12 +1,12 @@
 /** `scaleacross calibrate <runs.json> --out profile.json [--json]`: fits the cost model's factors to measured runs. */
 import * as path from 'path';
 import { buildUserRuns } from '../../calibration/user-runs';
-import { calibrateToRuns, MIN_RUNS, type UserCalibration } from '../../calibration/user-fit';
+import { calibrateToRuns, MIN_RUNS, USER_FACTORS, type UserCalibration } from '../../calibration/user-fit';
 import { writeTextFile } from '../../io/files';
 import { readCalibrationRuns } from '../../io/calibration-files';
 import type { CalibrationProfile } from '../../model/calibration-profile-schema';
 import { ScenarioValidationError } from '../../model/validation-error';
-import { EXIT, type Output } from '../exit-codes';
+import { EXIT, UsageError, type Output } from '../exit-codes';
 
 export interface CalibrateArgs {
   readonly runs: string;
@@ -14,17 +14,27 @@ export interface CalibrateArgs {
   readonly json: boolean;
   /** Weight of the prior (default 1). */
   readonly priorWeight?: number;
+  /** Fit only these factors. */
+  readonly factors?: readonly string[];
 }
 
 export function runCalibrate(args: CalibrateArgs, output: Output): number {
-  const { runs, links } = buildUserRuns(readCalibrationRuns(args.runs), args.runs);
+  const known = USER_FACTORS.map((p) => p.key as string);
+  const unknown = (args.factors ?? []).filter((name) => !known.includes(name));
+  if (unknown.length > 0) throw new UsageError(`--factors: unknown factor${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `'${n}'`).join(', ')} (known: ${known.join(', ')})`);
+  const file = readCalibrationRuns(args.runs);
+  const { runs, links } = buildUserRuns(file.entries, args.runs, file.issues);
   if (runs.length < MIN_RUNS && !(runs.length === 0 && links.length > 0)) {
     const message = runs.length === 0
       ? 'no measured runs and no link measurements: nothing to fit'
       : `${runs.length} measured run${runs.length === 1 ? '' : 's'}: calibrate needs at least ${MIN_RUNS} to fit the compute factors and check each by leaving it out (link measurements alone may be given without runs)`;
     throw new ScenarioValidationError([{ path: '', message }], args.runs);
   }
-  const fit = calibrateToRuns(runs, links, { priorWeight: args.priorWeight });
+  const fit = calibrateToRuns(runs, links, { priorWeight: args.priorWeight, factors: args.factors });
+  const unidentified = (args.factors ?? []).filter((name) => !fit.profile.factors[name]!.identified);
+  if (unidentified.length > 0) {
+    throw new ScenarioValidationError([{ path: '', message: `too few runs to fit what was asked: no run${links.length > 0 ? ' or link measurement' : ''} is sensitive to ${unidentified.join(', ')} (a 10% change moves no prediction by 0.1%); add runs that exercise ${unidentified.length > 1 ? 'them' : 'it'} or leave ${unidentified.length > 1 ? 'them' : 'it'} out of --factors` }], args.runs);
+  }
   if (!Object.values(fit.profile.factors).some((f) => f.identified)) {
     throw new ScenarioValidationError([{ path: '', message: 'the runs are not sensitive to any factor (every prediction stays the same when a factor moves 10%): nothing can be fitted' }], args.runs);
   }
