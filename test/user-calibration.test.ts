@@ -155,6 +155,24 @@ describe('scaleacross calibrate on synthetic runs', () => {
     expect(CALIBRATION.matmulPeakEfficiency).toBe(0.72);
   });
 
+  it('plan, diagnose and report apply the profile and name it; plan\'s prediction is what evaluate gives its plan under the same profile', async () => {
+    const scenario = fixturePath('small/one-site.json');
+    const planned = await run('plan', scenario, '--json', '--time-limit', '2', '--quiet', '--calibration', profileFile);
+    expect(planned.code).toBe(0);
+    const result = JSON.parse(planned.out);
+    expect(result.calibration).toMatchObject({ profile: profileFile, from: 'option' });
+    const planFile = path.join(tmp, 'planned.json');
+    fs.writeFileSync(planFile, JSON.stringify(result.plan));
+    const evaluated = JSON.parse((await run('evaluate', scenario, '--plan', planFile, '--json', '--calibration', profileFile)).out);
+    expect(evaluated.predicted.iterationTimeS).toBeCloseTo(result.predicted.iterationTimeS, 12);
+    const plain = JSON.parse((await run('evaluate', scenario, '--plan', planFile, '--json')).out);
+    expect(plain.predicted.iterationTimeS).toBeLessThan(result.predicted.iterationTimeS);
+    expect((await run('plan', scenario, '--time-limit', '2', '--quiet', '--calibration', profileFile)).out).toContain(`Calibration: ${profileFile}`);
+    expect((await run('diagnose', scenario, '--calibration', profileFile)).out).toContain(`Calibration: ${profileFile}`);
+    const report = await run('report', scenario, '--plan', planFile, '--html', path.join(tmp, 'r.html'), '--calibration', profileFile);
+    expect(report.out).toContain(`Calibration: ${profileFile}`);
+  });
+
   it('a scenario may name the profile (relative to the scenario file); --calibration overrides it', async () => {
     const spec = readJsonFile(fixturePath('llama3-8b-one-site.json')) as Record<string, unknown>;
     const scenarioFile = path.join(tmp, 'with-profile.json');

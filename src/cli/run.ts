@@ -72,11 +72,12 @@ export async function runCli(argv: readonly string[], output: Output = processOu
       (y) => y.positional('scenario', { type: 'string', demandOption: true, describe: 'Scenario JSON file' })
         .option('json', { type: 'boolean', default: false, describe: 'Print JSON' })
         .option('time-limit', { type: 'number', default: 3, describe: 'Seconds for each re-solve' })
+        .option('calibration', CALIBRATION_OPTION)
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 3600)) throw new UsageError('--time-limit must be a number of seconds in (0, 3600]');
           return true;
         }),
-      async (args) => { code = await runDiagnose({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'] }, output); },
+      async (args) => { code = await runDiagnose({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'], calibration: args.calibration }, output); },
     )
     .command(
       'report <scenario>',
@@ -86,12 +87,13 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('html', { type: 'string', demandOption: true, describe: 'HTML file to write' })
         .option('baselines', { type: 'boolean', default: false, describe: 'With --plan: also search the baselines' })
         .option('time-limit', { type: 'number', default: 10, describe: 'Seconds for the search (without --plan, or with --baselines)' })
+        .option('calibration', CALIBRATION_OPTION)
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
           return true;
         }),
       async (args) => {
-        code = await runReport({ scenario: args.scenario, plan: args.plan, html: args.html, timeLimit: args['time-limit'], baselines: args.baselines }, output);
+        code = await runReport({ scenario: args.scenario, plan: args.plan, html: args.html, timeLimit: args['time-limit'], baselines: args.baselines, calibration: args.calibration }, output);
       },
     )
     .command(

@@ -1,5 +1,5 @@
 /** `scaleacross report <scenario.json> [--plan plan.json] --html report.html [--baselines] [--time-limit S]`. */
-import { loadScenario } from '../../index';
+import { loadScenario, type Scenario } from '../../index';
 import { readPlanFile, writeTextFile } from '../../io/files';
 import { ScenarioValidationError } from '../../model/validation-error';
 import { diagnose } from '../../diagnose/diagnose';
@@ -7,6 +7,7 @@ import { diagnosisItems } from '../../report/diagnosis';
 import { htmlReport } from '../../report/html-report';
 import { reportFromGivenPlan, reportFromPlanResult, type ReportData } from '../../report/report-data';
 import { plan } from '../../solve/plan';
+import { calibrationLine, resolveCalibration, withCalibration } from '../calibration-option';
 import { EXIT, type Output } from '../exit-codes';
 
 export interface ReportArgs {
@@ -15,10 +16,19 @@ export interface ReportArgs {
   readonly html: string;
   readonly timeLimit: number;
   readonly baselines: boolean;
+  /** A calibration profile file (overrides the scenario's `calibration`). */
+  readonly calibration?: string;
 }
 
 export async function runReport(args: ReportArgs, output: Output): Promise<number> {
   const scenario = loadScenario(args.scenario);
+  const calibration = resolveCalibration(args.calibration, args.scenario, scenario);
+  const code = await withCalibration(calibration, () => reportWithConstants(scenario, args, output));
+  if (calibration) output.out(calibrationLine(calibration));
+  return code;
+}
+
+async function reportWithConstants(scenario: Scenario, args: ReportArgs, output: Output): Promise<number> {
   let data: ReportData;
   let code: number = EXIT.ok;
   if (args.plan !== undefined) {
