@@ -173,6 +173,20 @@ describe('scaleacross calibrate on synthetic runs', () => {
     expect(report.out).toContain(`Calibration: ${profileFile}`);
   });
 
+  it('batch passes the profile to its worker threads: the same time as plan under the profile, the record names it, and a resume with other constants is refused', async () => {
+    const scenario = fixturePath('small/one-site.json');
+    const out = path.join(tmp, 'batch.ndjson');
+    const batch = await run('batch', scenario, '--out', out, '--workers', '1', '--time-limit', '2', '--quiet', '--no-charts', '--calibration', profileFile);
+    expect(batch.code).toBe(0);
+    const record = JSON.parse(fs.readFileSync(out, 'utf8').trim());
+    expect(record.calibration).toContain(profileFile);
+    const planned = JSON.parse((await run('plan', scenario, '--json', '--time-limit', '2', '--quiet', '--calibration', profileFile)).out);
+    expect(record.iterationTimeS).toBeCloseTo(planned.predicted.iterationTimeS, 9);
+    const resumed = await run('batch', scenario, '--out', out, '--workers', '1', '--time-limit', '2', '--quiet', '--no-charts', '--resume');
+    expect(resumed.code).toBe(2);
+    expect(resumed.err).toContain('holds results computed with calibration');
+  });
+
   it('a scenario may name the profile (relative to the scenario file); --calibration overrides it', async () => {
     const spec = readJsonFile(fixturePath('llama3-8b-one-site.json')) as Record<string, unknown>;
     const scenarioFile = path.join(tmp, 'with-profile.json');

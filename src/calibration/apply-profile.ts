@@ -15,8 +15,10 @@ export const profileValues = (profile: CalibrationProfile): Record<string, numbe
   Object.fromEntries(Object.entries(profile.factors).filter(([, f]) => f.identified).map(([name, f]) => [name, f.value]));
 
 /** Sets the profile's identified factors; returns the function that restores the previous values. */
-export function applyCalibrationProfile(profile: CalibrationProfile): () => void {
-  const values = profileValues(profile);
+export const applyCalibrationProfile = (profile: CalibrationProfile): (() => void) => applyFactorValues(profileValues(profile));
+
+/** Sets the given factors (e.g. a profile's values sent to a batch worker); returns the function that restores them. */
+export function applyFactorValues(values: Readonly<Record<string, number>>): () => void {
   const saved = Object.fromEntries(Object.keys(values).map((k) => [k, mutable[k]!]));
   Object.assign(mutable, values);
   return () => { Object.assign(mutable, saved); };

@@ -132,6 +132,7 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('timeout-grace', { type: 'number', default: 15, describe: 'Seconds past --time-limit before a scenario is recorded as timeout and its worker replaced' })
         .option('charts', { type: 'boolean', default: true, describe: 'Write an SVG chart per swept axis next to --out (--no-charts to skip)' })
         .option('quiet', { type: 'boolean', default: false, describe: 'No progress' })
+        .option('calibration', { type: 'string', describe: 'Calibration profile (scaleacross calibrate --out) applied to every scenario' })
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
           if (!(a.gap >= 0 && a.gap < 1)) throw new UsageError('--gap must be in [0, 1)');
@@ -143,7 +144,7 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         const real = output === processOutput;
         code = await runBatchCommand({
           inputs: args.inputs, out: args.out, csv: args.csv, workers: args.workers, resume: args.resume, timeLimit: args['time-limit'], gap: args.gap,
-          baselines: args.baselines, shard: args.shard, timeoutGrace: args['timeout-grace'], charts: args.charts, quiet: args.quiet, argv,
+          baselines: args.baselines, shard: args.shard, timeoutGrace: args['timeout-grace'], charts: args.charts, quiet: args.quiet, calibration: args.calibration, argv,
         }, output, { progressStream: real ? process.stderr : undefined, handleSigint: real });
       },
     )
