@@ -171,6 +171,7 @@ describe('scaleacross calibrate on synthetic runs', () => {
     expect((await run('diagnose', scenario, '--calibration', profileFile)).out).toContain(`Calibration: ${profileFile}`);
     const report = await run('report', scenario, '--plan', planFile, '--html', path.join(tmp, 'r.html'), '--calibration', profileFile);
     expect(report.out).toContain(`Calibration: ${profileFile}`);
+    expect(fs.readFileSync(path.join(tmp, 'r.html'), 'utf8')).toContain(`<p class="calibration">Calibration: ${profileFile}`);
   });
 
   it('batch passes the profile to its worker threads: the same time as plan under the profile, the record names it, and a resume with other constants is refused', async () => {
@@ -202,6 +203,13 @@ describe('scaleacross calibrate on synthetic runs', () => {
     const overridden = JSON.parse((await run('evaluate', scenarioFile, '--plan', plan, '--json', '--calibration', other)).out);
     expect(overridden.calibration).toMatchObject({ profile: other, from: 'option' });
     expect(overridden.predicted.iterationTimeS).not.toBe(viaField.predicted.iterationTimeS);
+    expect((await run('validate', scenarioFile)).out).toContain('Calibration profile: ');
+    // A missing profile is an input error naming the scenario's field.
+    const missing = path.join(tmp, 'missing-profile.json');
+    fs.writeFileSync(missing, JSON.stringify({ ...spec, $schema: undefined, calibration: 'nope.json' }));
+    const refused = await run('evaluate', missing, '--plan', plan);
+    expect(refused.code).toBe(2);
+    expect(refused.err.trim()).toBe(`${missing}: calibration: nope.json: no such file`);
   });
 });
 

@@ -8,6 +8,7 @@ import { applyCalibrationProfile, profileValues } from '../calibration/apply-pro
 import { readCalibrationProfile } from '../io/calibration-files';
 import type { CalibrationProfile } from '../model/calibration-profile-schema';
 import type { Scenario } from '../model/scenario';
+import { ScenarioValidationError } from '../model/validation-error';
 
 export interface ActiveCalibration {
   /** The profile file as given (the option), or resolved against the scenario file. */
@@ -22,7 +23,13 @@ export function resolveCalibration(option: string | undefined, scenarioFile: str
   const field = scenario.spec.calibration;
   if (field === undefined) return undefined;
   const file = path.relative(process.cwd(), path.resolve(path.dirname(scenarioFile), field)) || field;
-  return { file, from: 'scenario', profile: readCalibrationProfile(file) };
+  try {
+    return { file, from: 'scenario', profile: readCalibrationProfile(file) };
+  } catch (error) {
+    if (!(error instanceof ScenarioValidationError)) throw error;
+    // `scenario.json: calibration: profile.json: no such file`.
+    throw new ScenarioValidationError(error.issues.map((issue) => ({ path: 'calibration', message: `${field}: ${issue.path === '' ? '' : `${issue.path}: `}${issue.message}` })), scenarioFile);
+  }
 }
 
 /** Runs `f` with the profile applied (the committed constants restored afterwards). */

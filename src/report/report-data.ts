@@ -26,6 +26,8 @@ export interface ReportData {
   readonly timelineNote?: string;
   /** Non-empty when no plan fits. */
   readonly diagnosis: readonly DiagnosisItem[];
+  /** The calibration profile the predictions used, when one was given (a line of text). */
+  readonly calibration?: string;
 }
 
 export function reportFromPlanResult(scenario: Scenario, result: PlanResult, diagnosis?: readonly DiagnosisItem[]): ReportData {

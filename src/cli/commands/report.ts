@@ -23,12 +23,12 @@ export interface ReportArgs {
 export async function runReport(args: ReportArgs, output: Output): Promise<number> {
   const scenario = loadScenario(args.scenario);
   const calibration = resolveCalibration(args.calibration, args.scenario, scenario);
-  const code = await withCalibration(calibration, () => reportWithConstants(scenario, args, output));
+  const code = await withCalibration(calibration, () => reportWithConstants(scenario, args, output, calibration ? calibrationLine(calibration) : undefined));
   if (calibration) output.out(calibrationLine(calibration));
   return code;
 }
 
-async function reportWithConstants(scenario: Scenario, args: ReportArgs, output: Output): Promise<number> {
+async function reportWithConstants(scenario: Scenario, args: ReportArgs, output: Output, calibration: string | undefined): Promise<number> {
   let data: ReportData;
   let code: number = EXIT.ok;
   if (args.plan !== undefined) {
@@ -47,7 +47,7 @@ async function reportWithConstants(scenario: Scenario, args: ReportArgs, output:
     data = reportFromPlanResult(scenario, result, diagnosis?.status === 'infeasible' ? diagnosisItems(diagnosis) : undefined);
     if (!result.plan) code = EXIT.noPlanFits;
   }
-  writeTextFile(args.html, htmlReport(data));
+  writeTextFile(args.html, htmlReport(calibration ? { ...data, calibration } : data));
   const what = data.plan ? `plan ${data.origin.kind === 'given' ? 'evaluated' : 'found'}, ${data.evaluation!.predicted.iterationTimeS.toFixed(3)} s per iteration` : `no plan fits (${data.diagnosis.length} conflicting requirement(s))`;
   output.out(`Wrote ${args.html}: ${what}.`);
   return code;
