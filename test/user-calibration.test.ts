@@ -120,6 +120,17 @@ describe('scaleacross calibrate on synthetic runs', () => {
     expect(result.err.trim()).toBe(`${runsFile}: too few runs to fit what was asked: no run is sensitive to fp8MatmulPeakEfficiency (a 10% change moves no prediction by 0.1%); add runs that exercise it or leave it out of --factors`);
   });
 
+  it('reads the same runs as NDJSON and as { runs: [...] } with the same result', async () => {
+    const runs = JSON.parse(fs.readFileSync(runsFile, 'utf8')) as unknown[];
+    const ndjson = writeRuns('synthetic.ndjson', `${runs.map((r) => JSON.stringify(r)).join('\n')}\n`);
+    const wrapped = writeRuns('synthetic-wrapped.json', { note: 'synthetic', runs });
+    for (const file of [ndjson, wrapped]) {
+      const result = await run('calibrate', file, '--out', path.join(tmp, 'again.json'), '--json');
+      expect(result.code).toBe(0);
+      expect((JSON.parse(result.out) as ProfileJson).factors).toEqual(profile.factors);
+    }
+  });
+
   it('prints a table per run and per factor, and says which factors were not identified', () => {
     expect(text).toContain('before');
     expect(text).toContain('left out');
