@@ -19,6 +19,9 @@ export { planSchema, type PlanSpec, SCHEDULES, RECOMPUTE_MODES } from './model/p
 export { FRAMEWORKS, FRAMEWORK_CAPABILITIES, capabilitiesOf, type Framework, type FrameworkCapabilities, type Support } from './model/framework-capabilities';
 export { frameworkIssues, frameworkFit, type FrameworkIssue } from './model/framework-issues';
 export { CALIBRATION } from './model/calibration-constants';
+export { calibrationProfileSchema, calibrationRunsSchema, type CalibrationProfile } from './model/calibration-profile-schema';
+export { applyCalibrationProfile } from './calibration/apply-profile';
+export { readCalibrationProfile } from './io/calibration-files';
 export { readJsonFile, parseJsonText } from './io/files';
 export { plan, defaultBackends, type PlanOptions } from './solve/plan';
 export type { PlanResult, Bound, BaselineResult, SolverReport } from './solve/plan-result';

@@ -45,6 +45,8 @@ export interface BatchRecord extends Omit<SolveOutcome, 'status' | 'solverTimeS'
   readonly source: ScenarioSource;
   readonly alsoFrom: readonly ScenarioSource[];
   readonly status: RecordStatus;
+  /** The calibration profile the solve used (`file (created)`), when one was given. */
+  readonly calibration?: string;
   /** Not deterministic: left out when comparing runs. */
   readonly timing: {
     readonly wallTimeS: number;
@@ -85,6 +87,8 @@ export interface RecordContext {
   readonly total: number;
   readonly batchKey: string;
   readonly timeLimitS: number;
+  /** The calibration profile of the batch (`file (created)`), when one was given. */
+  readonly calibration?: string;
 }
 
 export function makeRecord(
@@ -107,6 +111,7 @@ export function makeRecord(
     alsoFrom: scenario.alsoFrom,
     status: outcome.status,
     ...rest,
+    ...(context.calibration !== undefined ? { calibration: context.calibration } : {}),
     timing: { wallTimeS, solverTimeS, timeLimitS: context.timeLimitS, cachedFrom, finishedAt: new Date().toISOString() },
   };
 }

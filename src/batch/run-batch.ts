@@ -26,6 +26,8 @@ export interface RunBatchOptions {
   readonly onRecord: (record: BatchRecord) => void;
   /** Records already in the results file: their solves are reused by solve key. */
   readonly previous?: readonly BatchRecord[];
+  /** Calibration factors every solve applies (a profile's values); records of another calibration are not reused. */
+  readonly calibration?: Readonly<Record<string, number>>;
   /** The compiled worker entry (default: scenario-worker.js next to this module in dist/). */
   readonly workerFile?: string;
 }
@@ -53,7 +55,8 @@ export async function runBatch(pending: readonly BatchScenario[], options: RunBa
   let cacheHits = 0;
   const previousBySolveKey = new Map<string, BatchRecord>();
   for (const record of options.previous ?? []) {
-    if (REUSABLE.has(record.status) && !previousBySolveKey.has(record.solveKey)) previousBySolveKey.set(record.solveKey, record);
+    // Only answers computed with the same calibration (or both with the committed constants) are reused.
+    if (REUSABLE.has(record.status) && record.calibration === context.calibration && !previousBySolveKey.has(record.solveKey)) previousBySolveKey.set(record.solveKey, record);
   }
 
   // Invalid scenarios need no worker; the others are grouped by solve key.
@@ -91,7 +94,7 @@ export async function runBatch(pending: readonly BatchScenario[], options: RunBa
       const group = queue[next++]!;
       const leader = group[0]!;
       const startedMs = performance.now();
-      const task: SolveTask = { spec: leader.spec, timeLimitS: options.timeLimitS, gap: options.gap, baselines: options.baselines };
+      const task: SolveTask = { spec: leader.spec, timeLimitS: options.timeLimitS, gap: options.gap, baselines: options.baselines, ...(options.calibration ? { calibration: options.calibration } : {}) };
       const outcome = await pool.run(task);
       if (outcome.kind === 'cancelled') return;
       const wallTimeS = (performance.now() - startedMs) / 1000;

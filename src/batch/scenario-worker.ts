@@ -5,6 +5,7 @@
  * that escapes (or the test hook below) ends the thread, and the pool records it and replaces it.
  */
 import { parentPort } from 'worker_threads';
+import { applyFactorValues } from '../calibration/apply-profile';
 import { parseScenario } from '../model/scenario';
 import { ScenarioValidationError } from '../model/validation-error';
 import type { MipBackend } from '../solve/mip-backend';
@@ -25,8 +26,14 @@ async function solve(task: SolveTask): Promise<SolveOutcome> {
   injectTestCrash(scenario.name);
   backends ??= defaultBackends();
   try {
-    const result = await plan(scenario, { timeLimitS: task.timeLimitS, gap: task.gap, baselines: task.baselines, backends });
-    return outcomeFromPlanResult(result);
+    // A profile's factors are set for this solve only (the worker solves one scenario at a time).
+    const restore = task.calibration ? applyFactorValues(task.calibration) : undefined;
+    try {
+      const result = await plan(scenario, { timeLimitS: task.timeLimitS, gap: task.gap, baselines: task.baselines, backends });
+      return outcomeFromPlanResult(result);
+    } finally {
+      restore?.();
+    }
   } catch (error) {
     // A backend left in a bad state is not reused.
     const old = backends;

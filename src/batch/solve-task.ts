@@ -6,6 +6,8 @@ export interface SolveTask {
   readonly timeLimitS: number;
   readonly gap: number;
   readonly baselines: boolean;
+  /** Calibration factors to apply for the solve (a profile's identified values; `--calibration`). */
+  readonly calibration?: Readonly<Record<string, number>>;
 }
 
 /** Environment variable that arms the test-only crash hook (values: exit, throw, hang). */

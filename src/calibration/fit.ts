@@ -51,7 +51,7 @@ export function withConstants<T>(values: ConstantSet, f: () => T): T {
 
 /** Huber loss of the log error, threshold 10% (quadratic below, linear above). */
 const HUBER_DELTA = 0.1;
-const huber = (x: number): number => (Math.abs(x) <= HUBER_DELTA ? 0.5 * x * x : HUBER_DELTA * (Math.abs(x) - 0.5 * HUBER_DELTA));
+export const huber = (x: number): number => (Math.abs(x) <= HUBER_DELTA ? 0.5 * x * x : HUBER_DELTA * (Math.abs(x) - 0.5 * HUBER_DELTA));
 
 /** Mean Huber loss of log(predicted / published) over `rows` with the current constants. */
 export function loss(rows: readonly CalibrationRow[]): number {
@@ -70,12 +70,28 @@ export function loss(rows: readonly CalibrationRow[]): number {
  * improves nothing. Deterministic.
  */
 export function fitConstants(rows: readonly CalibrationRow[], start: ConstantSet = currentConstants(), maxRounds = 40): { values: ConstantSet; loss: number } {
+  return coordinateSearch(FITTED_PARAMETERS, start, (values) => withConstants(values, () => loss(rows)), { maxRounds });
+}
+
+/**
+ * The coordinate search of {@link fitConstants} over any parameters and objective (the user
+ * calibration of src/calibration/user-fit.ts adds a prior to its objective): each round tries,
+ * for one parameter at a time, its value scaled by 1 +- step (clamped to its range, rounded to
+ * 4 decimals or to an integer); the step halves from 40% when a round improves nothing, down to
+ * `minStep` (2.5% by default). Deterministic.
+ */
+export function coordinateSearch(
+  params: readonly FittedParameter[], start: ConstantSet, objective: (values: ConstantSet) => number,
+  options: { readonly maxRounds?: number; readonly minStep?: number } = {},
+): { values: ConstantSet; loss: number } {
+  const maxRounds = options.maxRounds ?? 40;
+  const minStep = options.minStep ?? 0.025;
   let values: Record<string, number> = { ...start };
-  let best = withConstants(values, () => loss(rows));
+  let best = objective(values);
   let step = 0.4;
-  for (let round = 0; round < maxRounds && step >= 0.025; round++) {
+  for (let round = 0; round < maxRounds && step >= minStep; round++) {
     let improved = false;
-    for (const p of FITTED_PARAMETERS) {
+    for (const p of params) {
       const current = values[p.key]!;
       const candidates = [current * (1 - step), current * (1 + step), current === 0 ? step / 4 : current];
       for (const raw of candidates) {
@@ -83,7 +99,7 @@ export function fitConstants(rows: readonly CalibrationRow[], start: ConstantSet
         v = p.integer ? Math.round(v) : +v.toFixed(4);
         if (v === current) continue;
         const trial = { ...values, [p.key]: v };
-        const l = withConstants(trial, () => loss(rows));
+        const l = objective(trial);
         if (l < best - 1e-12) {
           best = l;
           values = trial;

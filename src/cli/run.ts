@@ -6,6 +6,7 @@ import yargs from 'yargs';
 import { FRAMEWORKS } from '../model/framework-capabilities';
 import { ScenarioValidationError } from '../model/validation-error';
 import { defaultWorkerCount, runBatchCommand } from './commands/batch';
+import { runCalibrate } from './commands/calibrate';
 import { runDiagnose } from './commands/diagnose';
 import { runEvaluate } from './commands/evaluate';
 import { runExport } from './commands/export';
@@ -20,6 +21,9 @@ const processOutput: Output = {
   out: (text) => process.stdout.write(`${text}\n`),
   err: (text) => process.stderr.write(`${text}\n`),
 };
+
+/** `--calibration`: a profile written by `calibrate`, applied for the command (overrides the scenario's `calibration`). */
+const CALIBRATION_OPTION = { type: 'string', describe: 'Calibration profile (scaleacross calibrate --out) to apply; overrides the scenario\'s "calibration"' } as const;
 
 /** Runs `scaleacross` with `argv` (without node and script); resolves to the exit code. */
 export async function runCli(argv: readonly string[], output: Output = processOutput): Promise<number> {
@@ -39,8 +43,9 @@ export async function runCli(argv: readonly string[], output: Output = processOu
       'Predict iteration time, memory and MFU of one plan or a JSON array of plans',
       (y) => y.positional('scenario', { type: 'string', demandOption: true, describe: 'Scenario JSON file' })
         .option('plan', { type: 'string', demandOption: true, describe: 'Plan JSON file: one plan object or an array of plans' })
-        .option('json', { type: 'boolean', default: false, describe: 'Print JSON' }),
-      (args) => { code = runEvaluate(args.scenario, args.plan, args.json, output); },
+        .option('json', { type: 'boolean', default: false, describe: 'Print JSON' })
+        .option('calibration', CALIBRATION_OPTION),
+      (args) => { code = runEvaluate(args.scenario, args.plan, args.json, output, args.calibration); },
     )
     .command(
       'plan <scenario>',
@@ -53,13 +58,14 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('quiet', { type: 'boolean', default: false, describe: 'No live progress' })
         .option('diagnose', { type: 'boolean', default: true, describe: 'When no plan fits, find the conflicting requirements and the smallest fixes (--no-diagnose skips it)' })
         .option('framework', { choices: FRAMEWORKS, describe: 'Search only plans this framework runs as planned (overrides the scenario\'s search.framework)' })
+        .option('calibration', CALIBRATION_OPTION)
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
           if (!(a.gap >= 0 && a.gap < 1)) throw new UsageError('--gap must be in [0, 1)');
           return true;
         }),
       async (args) => {
-        code = await runPlan({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'], gap: args.gap, exhaustive: args.exhaustive, quiet: args.quiet, diagnose: args.diagnose, framework: args.framework }, output, output === processOutput ? process.stderr : undefined);
+        code = await runPlan({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'], gap: args.gap, exhaustive: args.exhaustive, quiet: args.quiet, diagnose: args.diagnose, framework: args.framework, calibration: args.calibration }, output, output === processOutput ? process.stderr : undefined);
       },
     )
     .command(
@@ -68,11 +74,12 @@ export async function runCli(argv: readonly string[], output: Output = processOu
       (y) => y.positional('scenario', { type: 'string', demandOption: true, describe: 'Scenario JSON file' })
         .option('json', { type: 'boolean', default: false, describe: 'Print JSON' })
         .option('time-limit', { type: 'number', default: 3, describe: 'Seconds for each re-solve' })
+        .option('calibration', CALIBRATION_OPTION)
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 3600)) throw new UsageError('--time-limit must be a number of seconds in (0, 3600]');
           return true;
         }),
-      async (args) => { code = await runDiagnose({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'] }, output); },
+      async (args) => { code = await runDiagnose({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'], calibration: args.calibration }, output); },
     )
     .command(
       'report <scenario>',
@@ -83,12 +90,13 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('baselines', { type: 'boolean', default: false, describe: 'With --plan: also search the baselines' })
         .option('time-limit', { type: 'number', default: 10, describe: 'Seconds for the search (without --plan, or with --baselines)' })
         .option('framework', { choices: FRAMEWORKS, describe: 'Search only plans this framework runs as planned (overrides the scenario\'s search.framework)' })
+        .option('calibration', CALIBRATION_OPTION)
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
           return true;
         }),
       async (args) => {
-        code = await runReport({ scenario: args.scenario, plan: args.plan, html: args.html, timeLimit: args['time-limit'], baselines: args.baselines, framework: args.framework }, output);
+        code = await runReport({ scenario: args.scenario, plan: args.plan, html: args.html, timeLimit: args['time-limit'], baselines: args.baselines, framework: args.framework, calibration: args.calibration }, output);
       },
     )
     .command(
@@ -127,6 +135,7 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('timeout-grace', { type: 'number', default: 15, describe: 'Seconds past --time-limit before a scenario is recorded as timeout and its worker replaced' })
         .option('charts', { type: 'boolean', default: true, describe: 'Write an SVG chart per swept axis next to --out (--no-charts to skip)' })
         .option('quiet', { type: 'boolean', default: false, describe: 'No progress' })
+        .option('calibration', { type: 'string', describe: 'Calibration profile (scaleacross calibrate --out) applied to every scenario' })
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
           if (!(a.gap >= 0 && a.gap < 1)) throw new UsageError('--gap must be in [0, 1)');
@@ -138,9 +147,23 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         const real = output === processOutput;
         code = await runBatchCommand({
           inputs: args.inputs, out: args.out, csv: args.csv, workers: args.workers, resume: args.resume, timeLimit: args['time-limit'], gap: args.gap,
-          baselines: args.baselines, shard: args.shard, timeoutGrace: args['timeout-grace'], charts: args.charts, quiet: args.quiet, argv,
+          baselines: args.baselines, shard: args.shard, timeoutGrace: args['timeout-grace'], charts: args.charts, quiet: args.quiet, calibration: args.calibration, argv,
         }, output, { progressStream: real ? process.stderr : undefined, handleSigint: real });
       },
+    )
+    .command(
+      'calibrate <runs>',
+      "Fit the cost model's efficiency factors to runs measured on your cluster; write a calibration profile",
+      (y) => y.positional('runs', { type: 'string', demandOption: true, describe: 'Measured runs: a JSON array or NDJSON of { scenario, plan, measured } and link measurements' })
+        .option('out', { type: 'string', demandOption: true, describe: 'Calibration profile JSON file to write' })
+        .option('json', { type: 'boolean', default: false, describe: 'Print JSON (the profile)' })
+        .option('factors', { type: 'string', describe: 'Comma-separated factors to fit (default: every factor the runs are sensitive to)' })
+        .option('prior-weight', { type: 'number', default: 1, describe: 'Pull towards the committed constants: 1 makes a factor moved 10% cost as much as one run 10% off; smaller trusts the runs more' })
+        .check((a) => {
+          if (!(a['prior-weight'] >= 0 && a['prior-weight'] <= 1000)) throw new UsageError('--prior-weight must be a number in [0, 1000]');
+          return true;
+        }),
+      (args) => { code = runCalibrate({ runs: args.runs, out: args.out, json: args.json, priorWeight: args['prior-weight'], factors: args.factors?.split(',').map((f) => f.trim()).filter((f) => f !== '') }, output); },
     )
     .command(
       'merge <parts..>',
@@ -151,7 +174,7 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('scenarios', { type: 'string', array: true, describe: "The batch's inputs (scenario files, folders, sweeps), to name missing scenarios by id" }),
       (args) => { code = runMerge({ parts: args.parts, out: args.out, csv: args.csv, scenarios: args.scenarios }, output); },
     )
-    .demandCommand(1, 'name a command: validate, evaluate, plan, diagnose, report, export, import-model, batch or merge')
+    .demandCommand(1, 'name a command: validate, evaluate, plan, diagnose, report, export, import-model, batch, merge or calibrate')
     .strict()
     .help()
     .version()

@@ -4,6 +4,7 @@
  * committed files in sync.
  */
 import { z } from 'zod';
+import { calibrationProfileSchema, calibrationRunsSchema } from './calibration-profile-schema';
 import { planSchema } from './plan-schema';
 import { scenarioSchema } from './scenario-schema';
 import { sweepSchema } from './sweep-schema';
@@ -22,5 +23,7 @@ export function jsonSchemas(): Record<string, Record<string, unknown>> {
     'plan.schema.json': toSchema(planSchema, 'plan.schema.json', 'ScaleAcross parallel plan'),
     'sweep.schema.json': toSchema(sweepSchema, 'sweep.schema.json', 'ScaleAcross sweep v1'),
     'plans.schema.json': toSchema(z.union([planSchema, z.array(planSchema)]), 'plans.schema.json', 'One ScaleAcross plan or an array of plans'),
+    'calibration-runs.schema.json': toSchema(calibrationRunsSchema, 'calibration-runs.schema.json', 'ScaleAcross measured runs for calibrate'),
+    'calibration-profile.schema.json': toSchema(calibrationProfileSchema, 'calibration-profile.schema.json', 'ScaleAcross calibration profile v1'),
   };
 }

@@ -160,6 +160,7 @@ export const scenarioSchema = z.strictObject({
   training: trainingSchema,
   cluster: clusterSchema,
   search: searchSchema.optional(),
+  calibration: z.string().min(1).optional().describe('A calibration profile (scaleacross calibrate --out), relative to the scenario file; the command line option --calibration overrides it'),
 }).describe('ScaleAcross scenario v1: a model, a batch, GPU pools per site and the links between them.');
 
 /** A scenario as written (defaults applied, cross-field rules not yet checked). */

@@ -31,6 +31,7 @@ export function htmlReport(data: ReportData): string {
   const sections: string[] = [];
   sections.push(`<h1>ScaleAcross report: ${escapeHtml(scenario.name)}</h1>`);
   sections.push(`<p>${escapeHtml(scenario.model.name)} on ${scenario.sites.reduce((s, x) => s + x.gpus, 0).toLocaleString('en-US')} GPUs at ${scenario.sites.length} site(s). ${originLine(data)}</p>`);
+  if (data.calibration) sections.push(`<p class="calibration">${escapeHtml(data.calibration)}</p>`);
   sections.push(`<section id="summary"><h2>Scenario and plan</h2><div class="tables">${scenarioTable(data)}${data.plan ? planTable(data) : ''}</div>${siteTable(data)}</section>`);
   if (data.diagnosis.length > 0 || !data.plan || !data.evaluation) {
     sections.push(diagnosisSection(data));

@@ -30,6 +30,8 @@ export interface ReportData {
   readonly diagnosis: readonly DiagnosisItem[];
   /** With a plan: which frameworks run it as is (src/model/framework-issues.ts). */
   readonly frameworks?: ReturnType<typeof frameworkFit>;
+  /** The calibration profile the predictions used, when one was given (a line of text). */
+  readonly calibration?: string;
 }
 
 export function reportFromPlanResult(scenario: Scenario, result: PlanResult, diagnosis?: readonly DiagnosisItem[]): ReportData {

@@ -7,13 +7,15 @@ import * as os from 'os';
 import { resultsCsv } from '../../batch/csv';
 import type { BatchRecord } from '../../batch/record';
 import { runBatch } from '../../batch/run-batch';
-import { buildScenarioList, type BatchScenario } from '../../batch/scenario-list';
+import { buildScenarioList, describeSource, type BatchScenario } from '../../batch/scenario-list';
 import { inShard, parseShard, type Shard } from '../../batch/shard';
 import { statusCounts, summaryTable } from '../../batch/summary';
 import { axisSlug, sweepChartSvg } from '../../batch/svg-chart';
 import { readBatchInputs } from '../../io/batch-inputs';
 import { ResultsAppender, hasContent, readResultsFile, writeFileAtomically } from '../../io/results-store';
 import { createBatchProgress } from '../batch-progress';
+import { profileValues } from '../../calibration/apply-profile';
+import { readCalibrationProfile } from '../../io/calibration-files';
 import { EXIT, UsageError, type Output } from '../exit-codes';
 
 export interface BatchArgs {
@@ -29,6 +31,8 @@ export interface BatchArgs {
   readonly timeoutGrace: number;
   readonly charts: boolean;
   readonly quiet: boolean;
+  /** A calibration profile applied to every scenario. */
+  readonly calibration?: string;
   /** The command line as given (for the resume hint). */
   readonly argv: readonly string[];
 }
@@ -61,6 +65,13 @@ export async function runBatchCommand(args: BatchArgs, output: Output, env: Batc
     throw new UsageError(`${args.out} already holds results: pass --resume to continue that batch, or remove the file`);
   }
   const list = buildScenarioList(readBatchInputs(args.inputs));
+  // One profile for the whole batch: a scenario naming its own is refused rather than silently ignored.
+  const profile = args.calibration !== undefined ? readCalibrationProfile(args.calibration) : undefined;
+  const calibrationLabel = profile ? `${args.calibration} (${profile.created})` : undefined;
+  const naming = list.scenarios.find((s) => s.spec !== null && typeof s.spec === 'object' && 'calibration' in s.spec);
+  if (naming && !profile) {
+    throw new UsageError(`${describeSource(naming.source)} names a calibration profile; batch applies one profile to every scenario: pass it with --calibration`);
+  }
   const mine = list.scenarios.filter((s) => !shard || inShard(s.id, shard));
   const mineIds = new Set(mine.map((s) => s.id));
 
@@ -68,6 +79,11 @@ export async function runBatchCommand(args: BatchArgs, output: Output, env: Batc
   if (existing.droppedTailBytes > 0) output.err(`${args.out}: dropped an unfinished last line (${existing.droppedTailBytes} bytes) left by an interrupted write`);
   const doneById = new Map<string, BatchRecord>();
   for (const record of existing.records) if (mineIds.has(record.id) && !doneById.has(record.id)) doneById.set(record.id, record);
+  const otherCalibration = existing.records.find((r) => mineIds.has(r.id) && r.calibration !== calibrationLabel);
+  if (otherCalibration) {
+    const what = (label: string | undefined) => (label === undefined ? 'the committed constants' : `calibration ${label}`);
+    throw new UsageError(`${args.out} holds results computed with ${what(otherCalibration.calibration)}; this batch uses ${what(calibrationLabel)}: write to another --out`);
+  }
   const foreign = existing.records.filter((r) => !mineIds.has(r.id)).length;
   if (foreign > 0) output.err(`${args.out}: ${foreign} record(s) are not scenarios of this batch${shard ? ' shard' : ''}; kept, not counted`);
   const pending: BatchScenario[] = mine.filter((s) => !doneById.has(s.id));
@@ -91,7 +107,8 @@ export async function runBatchCommand(args: BatchArgs, output: Output, env: Batc
       gap: args.gap,
       baselines: args.baselines,
       graceS: args.timeoutGrace,
-      context: { total: list.scenarios.length, batchKey: list.batchKey, timeLimitS: args.timeLimit },
+      context: { total: list.scenarios.length, batchKey: list.batchKey, timeLimitS: args.timeLimit, ...(calibrationLabel !== undefined ? { calibration: calibrationLabel } : {}) },
+      ...(profile ? { calibration: profileValues(profile) } : {}),
       signal: controller.signal,
       previous: existing.records,
       onRecord: (record) => {
@@ -138,6 +155,7 @@ export async function runBatchCommand(args: BatchArgs, output: Output, env: Batc
     doneById.size > 0 ? `${doneById.size} already done before this run` : '',
   ].filter((s) => s !== '');
   output.out(`${statusCounts(records)}${shard ? ` (shard ${shard.index}/${shard.count} of ${list.scenarios.length})` : ''}; ${report.solves} solved by ${Math.min(workers, Math.max(1, report.solves))} worker(s)${extra.length > 0 ? `; ${extra.join('; ')}` : ''}`);
+  if (calibrationLabel !== undefined) output.out(`calibration: ${calibrationLabel}`);
   output.out(`wrote ${written.join(', ')}`);
   return EXIT.ok;
 }

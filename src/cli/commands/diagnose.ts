@@ -1,6 +1,7 @@
 /** `scaleacross diagnose <scenario.json> [--json] [--time-limit S]`. */
 import { diagnose } from '../../diagnose/diagnose';
 import { loadScenario } from '../../index';
+import { calibrationJson, calibrationLine, resolveCalibration, withCalibration } from '../calibration-option';
 import { EXIT, type Output } from '../exit-codes';
 import { diagnosisJson, formatDiagnosis } from '../format-diagnosis';
 
@@ -9,11 +10,15 @@ export interface DiagnoseArgs {
   readonly json: boolean;
   /** Seconds per re-solve. */
   readonly timeLimit: number;
+  /** A calibration profile file (overrides the scenario's `calibration`). */
+  readonly calibration?: string;
 }
 
 export async function runDiagnose(args: DiagnoseArgs, output: Output): Promise<number> {
   const scenario = loadScenario(args.scenario);
-  const result = await diagnose(scenario, { reSolveTimeLimitS: args.timeLimit });
-  output.out(args.json ? JSON.stringify(diagnosisJson(result), null, 2) : formatDiagnosis(scenario.name, result));
+  const calibration = resolveCalibration(args.calibration, args.scenario, scenario);
+  const result = await withCalibration(calibration, () => diagnose(scenario, { reSolveTimeLimitS: args.timeLimit }));
+  if (args.json) output.out(JSON.stringify({ ...diagnosisJson(result), ...(calibration ? { calibration: calibrationJson(calibration) } : {}) }, null, 2));
+  else output.out(formatDiagnosis(scenario.name, result) + (calibration ? `\n${calibrationLine(calibration)}` : ''));
   return result.status === 'feasible' ? EXIT.ok : EXIT.noPlanFits;
 }

@@ -9,6 +9,7 @@ import { recheckPlan } from '../../solve/independent-check';
 import { plan } from '../../solve/plan';
 import type { PlanResult } from '../../solve/plan-result';
 import { diagnose, type Diagnosis } from '../../diagnose/diagnose';
+import { calibrationJson, calibrationLine, resolveCalibration, withCalibration, type ActiveCalibration } from '../calibration-option';
 import { EXIT, type Output } from '../exit-codes';
 import { diagnosisJson, formatDiagnosis } from '../format-diagnosis';
 import { formatPlanResult, planResultJson } from '../format-plan';
@@ -24,10 +25,21 @@ export interface PlanArgs {
   readonly diagnose?: boolean;
   /** Search only what this framework runs as planned (overrides the scenario's search.framework). */
   readonly framework?: Framework;
+  /** A calibration profile file (overrides the scenario's `calibration`). */
+  readonly calibration?: string;
 }
 
 export async function runPlan(args: PlanArgs, output: Output, progressStream?: NodeJS.WriteStream): Promise<number> {
   const scenario = loadScenario(args.scenario, { framework: args.framework });
+  const calibration = resolveCalibration(args.calibration, args.scenario, scenario);
+  return withCalibration(calibration, async () => {
+    const code = await planWithConstants(scenario, args, output, progressStream, calibration);
+    if (calibration && !args.json) output.out(calibrationLine(calibration));
+    return code;
+  });
+}
+
+async function planWithConstants(scenario: Scenario, args: PlanArgs, output: Output, progressStream: NodeJS.WriteStream | undefined, calibration: ActiveCalibration | undefined): Promise<number> {
   const result = args.exhaustive ? exhaustiveResult(scenario, args.timeLimit) : await plan(scenario, {
     timeLimitS: args.timeLimit,
     gap: args.gap,
@@ -38,7 +50,7 @@ export async function runPlan(args: PlanArgs, output: Output, progressStream?: N
   let diagnosis: Diagnosis | undefined;
   if (result.status === 'infeasible' && (args.diagnose ?? true)) diagnosis = await diagnose(scenario, { reSolveTimeLimitS: Math.min(3, args.timeLimit / 3) });
   if (args.json) {
-    output.out(JSON.stringify({ ...planResultJson(result), ...(diagnosis ? { diagnosis: diagnosisJson(diagnosis) } : {}) }, null, 2));
+    output.out(JSON.stringify({ ...planResultJson(result), ...(diagnosis ? { diagnosis: diagnosisJson(diagnosis) } : {}), ...(calibration ? { calibration: calibrationJson(calibration) } : {}) }, null, 2));
   } else {
     output.out(formatPlanResult(scenario, result) + (diagnosis ? `
 

@@ -1,5 +1,5 @@
 /** `scaleacross report <scenario.json> [--plan plan.json] --html report.html [--baselines] [--time-limit S]`. */
-import { loadScenario } from '../../index';
+import { loadScenario, type Scenario } from '../../index';
 import { readPlanFile, writeTextFile } from '../../io/files';
 import type { Framework } from '../../model/framework-capabilities';
 import { ScenarioValidationError } from '../../model/validation-error';
@@ -8,6 +8,7 @@ import { diagnosisItems } from '../../report/diagnosis';
 import { htmlReport } from '../../report/html-report';
 import { reportFromGivenPlan, reportFromPlanResult, type ReportData } from '../../report/report-data';
 import { plan } from '../../solve/plan';
+import { calibrationLine, resolveCalibration, withCalibration } from '../calibration-option';
 import { EXIT, type Output } from '../exit-codes';
 
 export interface ReportArgs {
@@ -18,10 +19,19 @@ export interface ReportArgs {
   readonly baselines: boolean;
   /** Search only what this framework runs as planned (overrides the scenario's search.framework). */
   readonly framework?: Framework;
+  /** A calibration profile file (overrides the scenario's `calibration`). */
+  readonly calibration?: string;
 }
 
 export async function runReport(args: ReportArgs, output: Output): Promise<number> {
   const scenario = loadScenario(args.scenario, { framework: args.framework });
+  const calibration = resolveCalibration(args.calibration, args.scenario, scenario);
+  const code = await withCalibration(calibration, () => reportWithConstants(scenario, args, output, calibration ? calibrationLine(calibration) : undefined));
+  if (calibration) output.out(calibrationLine(calibration));
+  return code;
+}
+
+async function reportWithConstants(scenario: Scenario, args: ReportArgs, output: Output, calibration: string | undefined): Promise<number> {
   let data: ReportData;
   let code: number = EXIT.ok;
   if (args.plan !== undefined) {
@@ -40,7 +50,7 @@ export async function runReport(args: ReportArgs, output: Output): Promise<numbe
     data = reportFromPlanResult(scenario, result, diagnosis?.status === 'infeasible' ? diagnosisItems(diagnosis) : undefined);
     if (!result.plan) code = EXIT.noPlanFits;
   }
-  writeTextFile(args.html, htmlReport(data));
+  writeTextFile(args.html, htmlReport(calibration ? { ...data, calibration } : data));
   const what = data.plan ? `plan ${data.origin.kind === 'given' ? 'evaluated' : 'found'}, ${data.evaluation!.predicted.iterationTimeS.toFixed(3)} s per iteration` : `no plan fits (${data.diagnosis.length} conflicting requirement(s))`;
   output.out(`Wrote ${args.html}: ${what}.`);
   return code;
