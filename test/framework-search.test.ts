@@ -259,6 +259,10 @@ describe('search.framework in the scenario', () => {
     // Each framework is named: as one that runs it, one that runs it with differences, or one that lacks something.
     for (const framework of FRAMEWORKS) expect(line).toContain(capabilitiesOf(framework).label);
     expect(line).not.toMatch(/undefined|: ;|: $/);
+    // Each framework that cannot run it as planned is offered as a --framework value to plan for.
+    const missing = FRAMEWORKS.filter((f) => !json.frameworks.includes(f));
+    if (missing.length > 0) expect(line).toContain(`plan --framework ${missing.join('|')}`);
+    else expect(line).not.toContain('plan --framework');
     // plan --framework torchtitan --json, then export --format torchtitan: exit 0, no error line.
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'framework-'));
     const planned = await run('plan', fixturePath('llama3-405b-two-buildings.json'), '--framework', 'torchtitan', '--json', '--time-limit', '3', '--quiet');

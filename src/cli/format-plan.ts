@@ -39,7 +39,10 @@ export function formatFrameworkLine(result: Pick<PlanResult, 'framework' | 'fram
   for (const f of result.frameworks.filter((x) => !asIs.includes(x))) parts.push(`with differences in ${labelOf(f)}: ${clauses(result.frameworkDifferences?.[f])}`);
   for (const f of FRAMEWORKS.filter((x) => !result.frameworks!.includes(x))) parts.push(`not in ${labelOf(f)}: ${clauses(result.frameworkGaps?.[f])}`);
   const planned = result.framework === undefined ? '' : `Planned for ${labelOf(result.framework)} (searched only what it runs as planned). `;
-  return `${planned}${parts.join('; ')}`;
+  // A framework-free plan that some framework cannot run: say how to get one it can.
+  const hint = result.framework === undefined && result.frameworks.length < FRAMEWORKS.length
+    ? `. For a plan a framework runs as planned: plan --framework ${FRAMEWORKS.filter((f) => !result.frameworks!.includes(f)).join('|')}` : '';
+  return `${planned}${parts.join('; ')}${hint}`;
 }
 
 const seconds = (s: number): string => (Number.isFinite(s) ? `${s.toFixed(3)} s` : 'none');
