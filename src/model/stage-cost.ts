@@ -73,6 +73,8 @@ export const tokensPerGpu = (scenario: Scenario, plan: Pick<PlanSpec, 'microBatc
 /** The plan fields a stage's time depends on (not dp, the schedule or ZeRO). */
 export type StageTimePlan = Pick<PlanSpec, 'tp' | 'cp' | 'ep' | 'expertTp' | 'pp' | 'virtualStages' | 'microBatchSeqs' | 'recompute' | 'recomputeModules'>;
 
+const NO_RECOMPUTED_FLOPS = { linear: 0, router: 0, routed: 0 } as const;
+
 /** Forward FLOPs of one microbatch on one GPU of a stage, by the unit that runs them. */
 export interface StageFlops {
   /** Every GEMM: the linear layers (QKV, output projection, MLP or active experts), the MoE router and the logits layer. */
@@ -85,6 +87,8 @@ export interface StageFlops {
   readonly attentionCoreFlops: number;
   /** What the GPU executes per microbatch: 3 x forward plus recomputation (full: a forward; selective: the attention core without a fused kernel, and the recomputed modules' GEMMs). */
   readonly hardwareFlops: number;
+  /** Selective recomputation's rerun GEMMs by the unit that runs them: linear layers, routers (bf16), routed experts. */
+  readonly recomputedFlops: { readonly linear: number; readonly router: number; readonly routed: number };
 }
 
 /** The FLOPs one GPU of `stage` executes per microbatch (docs/cost-model.md §1-2). */
@@ -102,14 +106,21 @@ export function stageFlops(scenario: Scenario, plan: StageTimePlan, stage: Stage
   const routedExpertFlops = model.moe ? 2 * model.moe.topK * expertParams(model) * stage.moeLayers * tokens / plan.tp : 0;
   const forward = attentionCoreFlops + gemmFlops;
   let recompute = plan.recompute === 'full' ? forward : 0;
+  let recomputedFlops: StageFlops['recomputedFlops'] = NO_RECOMPUTED_FLOPS;
   if (plan.recompute === 'selective') {
     const modules = recomputeModulesOf(plan);
     const dense = recomputedGemmFlopsPerToken(model, false, modules);
     const moe = recomputedGemmFlopsPerToken(model, true, modules);
     const modulesFlops = (denseLayers * (dense.linear + dense.routed + dense.router) + stage.moeLayers * (moe.linear + moe.routed + moe.router)) * tokens / plan.tp;
     recompute = (modules.includes('core_attn') && !training.flashAttention ? attentionCoreFlops : 0) + modulesFlops;
+    // Dense layers have no router or routed experts.
+    recomputedFlops = {
+      linear: (denseLayers * dense.linear + stage.moeLayers * moe.linear) * tokens / plan.tp,
+      router: stage.moeLayers * moe.router * tokens / plan.tp,
+      routed: stage.moeLayers * moe.routed * tokens / plan.tp,
+    };
   }
-  return { gemmFlops, linearFlops: gemmFlops - bf16Only, routedExpertFlops, attentionCoreFlops, hardwareFlops: 3 * forward + recompute };
+  return { gemmFlops, linearFlops: gemmFlops - bf16Only, routedExpertFlops, attentionCoreFlops, hardwareFlops: 3 * forward + recompute, recomputedFlops };
 }
 
 /**
@@ -176,12 +187,11 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
   const moeRecomputed = plan.recompute === 'selective' && stage.moeLayers > 0 && modules.includes('moe');
   let modulesS = 0;
   if (plan.recompute === 'selective') {
-    const dense = recomputedGemmFlopsPerToken(model, false, modules);
-    const moe = recomputedGemmFlopsPerToken(model, true, modules);
     const kernelBytes = (denseLayers * recomputedKernelBytesPerToken(model, false, modules) + stage.moeLayers * recomputedKernelBytesPerToken(model, true, modules)) * tokens / tp;
-    modulesS = (denseLayers * dense.linear + stage.moeLayers * moe.linear) * tokens / tp / linearRate
-      + stage.moeLayers * moe.router * tokens / tp / bf16Rate
-      + (stage.moeLayers * moe.routed * tokens / tp) * expertLoadImbalance(model) / expertRate
+    const rerun = flops.recomputedFlops;
+    modulesS = rerun.linear / linearRate
+      + rerun.router / bf16Rate
+      + rerun.routed * expertLoadImbalance(model) / expertRate
       + kernelBytes / hbm
       + (moeRecomputed ? permuteS + expertKernelS : 0);
   }
