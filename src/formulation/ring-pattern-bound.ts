@@ -21,11 +21,16 @@
  *   one site hosting all of them) add up to at most dp.
  * Placements and layouts beyond these (which site pairs a replica joins, integral replicas,
  * microbatches) are relaxed, so the result is a lower bound, not the exact optimum.
+ *
+ * A hosting whose classes make n replicas change site also makes them cross links every
+ * microbatch (F5, F6's link rows): {@link crossingFloorS} lifts such a hosting's pipeline term to
+ * what n split replicas take at least, so that hostings which avoid the cross-site ring by
+ * splitting every replica (each class on one site) are not free.
  */
 import { addRouteLoad, emptyLoads, ringHops, routeLatencyS } from '../model/cross-site';
 import { exposedSyncS } from '../model/pipeline';
 import type { Scenario } from '../model/scenario';
-import { largestWindowsS, stageClasses, undominatedStages, type ConfigCoefficients } from './coefficients';
+import { busiestReplicaMicrobatches, fewestMicrobatches, largestWindowsS, stageClasses, undominatedStages, type ConfigCoefficients } from './coefficients';
 
 /** Branch-and-bound nodes one candidate may use; past it the bound is not claimed. */
 export const RING_PATTERN_NODE_BUDGET = 30_000;
@@ -238,6 +243,16 @@ export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, sit
     transitionCache[(i << (2 * siteCount)) | code] = pairs;
     return pairs;
   };
+  // What the replicas that must change site add over the pipeline bound (0 when nothing must):
+  // non-decreasing in them, and they only grow along the search path.
+  const linkCount = scenario.links.length;
+  // Bytes/s of the links touching each site subset's sites.
+  const touchingBytesPerS = Float64Array.from({ length: subsetCount }, (_, h) => {
+    let sum = 0;
+    for (const link of scenario.links) if (h & (1 << link.siteA) || h & (1 << link.siteB)) sum += c.linkBytesPerS[link.index]!;
+    return sum;
+  });
+  const crossingExcessS = (changing: number, endBytesPerS: number): number => Math.max(0, crossingFloorS(c, changing, linkCount, endBytesPerS) - pipelineBoundS);
   const search = (i: number, code: number, mostSites: number, hopLatencyS: number): boolean => {
     if (++nodes > nodeBudget) return false;
     const here = i * siteCount;
@@ -245,7 +260,8 @@ export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, sit
     if (i === classCount) {
       // A site hosted to the end from the start must be able to host every class.
       for (let s = 0; s < siteCount; s++) if (phaseOf(code, s) === Phase.Prefix && !hostsAll[s]) return true;
-      const exposedS = exposedSoFar(classCount, mostSites, hopLatencyS);
+      const exposedS = exposedSoFar(classCount, mostSites, hopLatencyS)
+        + crossingExcessS(changesUpTo[classCount - 1]!, Math.min(touchingBytesPerS[hosting[0]!]!, touchingBytesPerS[hosting[classCount - 1]!]!));
       if (exposedS < best) { best = exposedS; leastHosting = { firstClassSites: hosting[0]!, lastClassSites: hosting[classCount - 1]! }; }
       return true;
     }
@@ -266,7 +282,7 @@ export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, sit
       const latency = spans ? Math.max(hopLatencyS, table.hopLatencyS[h]!) : hopLatencyS;
       // Loads, latencies and spanning only grow with more classes: the partial exposure bounds every completion.
       let finished = true;
-      if (exposedSoFar(i + 1, sites, latency) < best) {
+      if (exposedSoFar(i + 1, sites, latency) + crossingExcessS(changesUpTo[i]!, touchingBytesPerS[hosting[0]!]!) < best) {
         addClass(i, h, 1);
         finished = !gpusSuffice() || search(i + 1, pairs[t + 1]!, sites, latency);
         addClass(i, h, -1);
@@ -279,6 +295,58 @@ export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, sit
   if (!search(0, 0, 1, 0)) return { boundS: -Infinity };
   if (!leastHosting) return { boundS: Infinity };
   return { boundS: pipelineBoundS + best + c.optimizerS, leastHosting };
+}
+
+/**
+ * A lower bound on the pipeline phase (F6 without E and the optimizer) of a placement in which at
+ * least `changing` replicas are split across sites; -Infinity when none must be. Every split layout
+ * crosses at least cMin times, and F5 makes each link's step L_l the crossings routed over it
+ * times sendBytes over its bytes/s, summed over replicas. F6's link row for a used split choice r
+ * crossing link l reads T - E - opt - F >= (k_r + 2 c_rl) L_l, F >= the least over split layouts
+ * of bubble + 2 x crossing latency. Two consequences:
+ * - link busy time: as the largest k_r on a link is at least their average weighted by c_rl,
+ *   T - E - opt - F >= sendBytes / (bytes/s of l) x sum over r on l of k_r c_rl. Weighting each
+ *   link of a set by its bytes/s and adding: T - E - opt - F >= sendBytes x (crossings over the set)
+ *   / (the set's bytes/s). Over all links every crossing counts (cMin per split replica); over the
+ *   links touching the sites that host the first (or the last) stage class, a split replica's first
+ *   (last) crossing counts, as its route leaves its first site (enters its last) over one of them.
+ *   The microbatches of split replicas add up to M when every replica is split, and to at least
+ *   changing x the schedule's fewest otherwise;
+ * - rows: with one link every crossing uses it, L >= changing x cMin x sendBytes / bytes/s, and
+ *   its row holds with k >= the fewest microbatches, or the busiest replica's share
+ *   (busiestReplicaMicrobatches) when every replica is split; with several, the busiest link
+ *   touching the first sites has L >= changing x sendBytes over their bytes/s, a split replica
+ *   crosses it, and its row holds with k >= 1, c >= 1.
+ * `endBytesPerS`: the bytes/s of the links touching the first class's sites, or the last's,
+ * whichever is less (the total when unknown).
+ */
+export function crossingFloorS(c: ConfigCoefficients, changing: number, linkCount: number, endBytesPerS: number): number {
+  if (changing <= 1e-9) return -Infinity;
+  let leastCrossings = Infinity;
+  let leastCrossingsOnLink0 = Infinity;
+  let leastFixedS = Infinity;
+  for (const layout of c.layouts) {
+    if (layout.crossings === 0) continue;
+    leastCrossings = Math.min(leastCrossings, layout.crossings);
+    leastCrossingsOnLink0 = Math.min(leastCrossingsOnLink0, layout.crossingsPerLink.get(0) ?? 0);
+    leastFixedS = Math.min(leastFixedS, layout.bubbleS + 2 * layout.crossingLatencyS);
+  }
+  if (!Number.isFinite(leastCrossings)) return -Infinity;
+  const everyReplica = changing >= c.dp * (1 - 1e-9);
+  const fewest = fewestMicrobatches(c.config);
+  const splitMicrobatches = everyReplica ? c.totalMicrobatches : changing * fewest;
+  if (linkCount === 1) {
+    const k = everyReplica ? busiestReplicaMicrobatches(c.totalMicrobatches, c.dp, fewest) : fewest;
+    const bytesPerS = c.linkBytesPerS[0]!;
+    const busyS = (leastCrossingsOnLink0 * splitMicrobatches * c.sendBytes) / bytesPerS;
+    const rowS = Number.isFinite(k) ? (k + 2 * leastCrossingsOnLink0) * ((changing * leastCrossingsOnLink0 * c.sendBytes) / bytesPerS) : 0;
+    return Math.max(busyS, rowS) + leastFixedS;
+  }
+  const totalBytesPerS = c.linkBytesPerS.reduce((sum, x) => sum + x, 0);
+  const endsS = Math.min(totalBytesPerS, endBytesPerS);
+  const busyS = Math.max((leastCrossings * splitMicrobatches * c.sendBytes) / totalBytesPerS, (splitMicrobatches * c.sendBytes) / endsS);
+  const rowS = 3 * ((changing * c.sendBytes) / endsS);
+  return Math.max(busyS, rowS) + leastFixedS;
 }
 
 function popcount(mask: number): number {
