@@ -10,8 +10,8 @@ import { evaluateLayout } from '../src/model/evaluate';
 import { layOutPlan } from '../src/model/placement';
 import { parseScenario, type Scenario } from '../src/model/scenario';
 import { enumerateCandidates } from '../src/solve/candidates';
-import { greedyPlacement } from '../src/solve/heuristic';
-import { readFixture } from './helpers/fixtures';
+import { concentratedPlacement, greedyPlacement } from '../src/solve/heuristic';
+import { clone, readFixture } from './helpers/fixtures';
 
 const evaluateGroups = (scenario: Scenario, c: ConfigCoefficients, groups: readonly LayoutGroup[]) =>
   evaluateLayout(scenario, layOutPlan(scenario, planOfGroups(c, scenario, groups)));
@@ -56,5 +56,30 @@ describe('greedy placement', () => {
     expect(Math.min(...byGpu('B200'))).toBeGreaterThanOrEqual(Math.max(...byGpu('H100-SXM')));
     expect(Math.min(...byGpu('H100-SXM'))).toBeGreaterThanOrEqual(Math.max(...byGpu('A100-80GB')));
     expect(Math.max(...byGpu('B200'))).toBeGreaterThan(Math.min(...byGpu('A100-80GB')));
+  });
+});
+
+describe('concentrated placement', () => {
+  it('puts whole replicas on the fewest, largest sites, holding dp replicas and the batch', () => {
+    // Site b twice the size of a: candidates whose replicas fit in b's 16 GPUs go there alone.
+    const spec = clone(readFixture('small/two-sites')) as { cluster: { sites: { gpus: number; gpusPerNode: number }[] } };
+    spec.cluster.sites[1]!.gpus = 16;
+    const scenario = parseScenario(spec, 'two-sites, b of 16');
+    let oneSite = 0;
+    for (const candidate of enumerateCandidates(scenario, FULL_SPACE)) {
+      const c = candidate.coefficients();
+      const groups = concentratedPlacement(scenario, c);
+      if (!groups) continue;
+      expect(groups.reduce((sum, g) => sum + g.replicas, 0)).toBe(c.dp);
+      expect(groups.reduce((sum, g) => sum + g.replicas * g.microbatches, 0)).toBe(c.totalMicrobatches);
+      expect(evaluateGroups(scenario, c, groups).fitsResources).toBe(true);
+      const sites = new Set(groups.flatMap((g) => g.layout.layout.stageSite));
+      const { tp, cp, pp } = c.config;
+      if (c.dp * tp * cp * pp <= 16 && groups.every((g) => g.layout.crossings === 0)) {
+        expect([...sites]).toEqual([1]);
+        oneSite++;
+      }
+    }
+    expect(oneSite).toBeGreaterThan(0);
   });
 });

@@ -14,7 +14,7 @@ import { layOutPlan } from '../model/placement';
 import type { PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { enumerateCandidates } from './candidates';
-import { greedyPlacement } from './heuristic';
+import { concentratedPlacement, greedyPlacement } from './heuristic';
 import { polishPlacement } from './placement-polish';
 import { checkMipPlan } from './independent-check';
 import { BackendFault, checkSolution, type MipBackend, type MipSolution, type MipSolveOptions } from './mip-backend';
@@ -179,6 +179,13 @@ export async function searchPlans(given: Scenario, options: SearchOptions): Prom
     if (!Number.isFinite(candidate.quickBoundS)) break;
     const coefficients = candidate.coefficients();
     if (i < seeds) seeded.set(i, coefficients);
+    // The fastest-first start and, where it differs, the one on the fewest, largest sites.
+    const concentrated = concentratedPlacement(scenario, coefficients);
+    if (concentrated) {
+      const plan = planOfGroups(coefficients, scenario, concentrated);
+      if (i < seeds) greedyPlans.push(plan);
+      else consider(plan, 'heuristic');
+    }
     const groups = greedyOf(i, coefficients);
     if (!groups) continue;
     const plan = planOfGroups(coefficients, scenario, groups);
@@ -186,6 +193,24 @@ export async function searchPlans(given: Scenario, options: SearchOptions): Prom
     else consider(plan, 'heuristic');
   }
   considerBestFirst(greedyPlans, 'heuristic');
+  // Candidates whose replicas all fit on one site, the best `seeds` of them by quick bound, start
+  // on the fewest, largest sites too: no gradient sync crosses a link there, which the quick bound
+  // (compute and pipeline only) does not reward, so they may sit far down the list.
+  if (scenario.sites.length > 1 && !(options.stopAtFirstFit && incumbent)) {
+    const largestSiteGpus = Math.max(...scenario.sites.map((site) => site.gpus));
+    const oneSitePlans: PlanSpec[] = [];
+    for (let i = 0; i < candidates.length && oneSitePlans.length < seeds && Date.now() < deadline; i++) {
+      const candidate = candidates[i]!;
+      if (!Number.isFinite(candidate.quickBoundS)) break;
+      if (incumbent && candidate.quickBoundS >= incumbent.evaluation.predicted.iterationTimeS) break;
+      const { tp, cp, pp } = candidate.config;
+      if (seeded.has(i) || candidate.dp * tp * cp * pp > largestSiteGpus) continue;
+      const coefficients = candidate.coefficients();
+      const concentrated = concentratedPlacement(scenario, coefficients);
+      if (concentrated) oneSitePlans.push(planOfGroups(coefficients, scenario, concentrated));
+    }
+    considerBestFirst(oneSitePlans, 'heuristic');
+  }
 
   // Polishing is a heuristic: it may take at most a fifth of the search's time so far (measured
   // on the 3-site row: 2.1-2.2 s unbudgeted, 1.20-1.37 s with this budget, the same plan; the
