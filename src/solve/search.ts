@@ -199,12 +199,14 @@ export async function searchPlans(given: Scenario, options: SearchOptions): Prom
   if (scenario.sites.length > 1 && !(options.stopAtFirstFit && incumbent)) {
     const largestSiteGpus = Math.max(...scenario.sites.map((site) => site.gpus));
     const oneSitePlans: PlanSpec[] = [];
-    for (let i = 0; i < candidates.length && oneSitePlans.length < seeds && Date.now() < deadline; i++) {
+    let tried = 0;
+    for (let i = 0; i < candidates.length && tried < seeds && Date.now() < deadline; i++) {
       const candidate = candidates[i]!;
       if (!Number.isFinite(candidate.quickBoundS)) break;
       if (incumbent && candidate.quickBoundS >= incumbent.evaluation.predicted.iterationTimeS) break;
       const { tp, cp, pp } = candidate.config;
       if (seeded.has(i) || candidate.dp * tp * cp * pp > largestSiteGpus) continue;
+      tried++;
       const coefficients = candidate.coefficients();
       const concentrated = concentratedPlacement(scenario, coefficients);
       if (concentrated) oneSitePlans.push(planOfGroups(coefficients, scenario, concentrated));
