@@ -7,7 +7,7 @@ export function memoryChartSvg(sites: readonly SiteUsage[]): string {
   const labelWidth = 150;
   const barHeight = 22;
   const gap = 14;
-  const plotWidth = width - labelWidth - 200;
+  const plotWidth = width - labelWidth - 290;
   const maxGiB = Math.max(1, ...sites.map((s) => Math.max(s.memoryInterval.highGiB, s.memoryCapacityGiB)));
   const height = sites.length * (barHeight + gap) + 10;
   const rows = sites.map((site, i) => {
