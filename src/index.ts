@@ -20,7 +20,11 @@ export { FRAMEWORKS, FRAMEWORK_CAPABILITIES, capabilitiesOf, type Framework, typ
 export { frameworkIssues, frameworkFit, type FrameworkIssue } from './model/framework-issues';
 export { CALIBRATION } from './model/calibration-constants';
 export { calibrationProfileSchema, calibrationRunsSchema, type CalibrationProfile } from './model/calibration-profile-schema';
-export { applyCalibrationProfile } from './calibration/apply-profile';
+export { applyCalibrationProfile, profileIntervalModel, profileResidualSet } from './calibration/apply-profile';
+export {
+  activeIntervalModel, builtInIntervalModel, intervalModel, intervalRatios, memoryInterval, timeInterval,
+  type IntervalModel, type IntervalRatios, type MemoryInterval, type ResidualSet, type TimeInterval,
+} from './model/prediction-interval';
 export { readCalibrationProfile } from './io/calibration-files';
 export { readJsonFile, parseJsonText } from './io/files';
 export { plan, defaultBackends, type PlanOptions } from './solve/plan';

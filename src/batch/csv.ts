@@ -7,7 +7,7 @@ const cell = (x: unknown): string | number => (x === null || x === undefined ? '
 export function resultsCsv(records: readonly BatchRecord[]): string {
   const axisPaths = [...new Set(records.flatMap((r) => (r.source.kind === 'sweep' ? Object.keys(r.source.axes) : [])))];
   const header = [
-    'id', 'ordinal', 'name', 'source', 'sweep', ...axisPaths, 'status', 'iterationTimeS', 'mfu', 'gap', 'lowerBoundS',
+    'id', 'ordinal', 'name', 'source', 'sweep', ...axisPaths, 'status', 'iterationTimeS', 'iterationTimeLowS', 'iterationTimeHighS', 'intervalLevel', 'mayNotFit', 'mfu', 'gap', 'lowerBoundS',
     'productionSpeedup', 'ppAcrossSpeedup', 'tp', 'cp', 'ep', 'pp', 'dp', 'microBatchSeqs', 'schedule', 'recompute', 'zero',
     'wallTimeS', 'cachedFrom', 'error',
   ];
@@ -16,7 +16,7 @@ export function resultsCsv(records: readonly BatchRecord[]): string {
     const p = r.plan;
     return [
       r.id, r.ordinal, r.name, r.source.file, r.source.kind === 'sweep' ? r.source.sweep : null, ...axisPaths.map((a) => axes[a]),
-      r.status, r.iterationTimeS, r.mfu, r.gap, r.lowerBoundS, r.productionSpeedup, r.ppAcrossSpeedup,
+      r.status, r.iterationTimeS, r.iterationTimeLowS, r.iterationTimeHighS, r.intervalLevel, r.mayNotFit, r.mfu, r.gap, r.lowerBoundS, r.productionSpeedup, r.ppAcrossSpeedup,
       p?.tp, p?.cp, p?.ep, p?.pp, p?.dp, p?.microBatchSeqs, p?.schedule, p?.recompute, p?.zero,
       r.timing.wallTimeS, r.timing.cachedFrom, r.error ?? (r.reasons.length > 0 ? r.reasons.join('; ') : null),
     ].map(cell);

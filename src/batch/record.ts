@@ -21,6 +21,12 @@ export const FAILED_STATUSES: ReadonlySet<RecordStatus> = new Set(['invalid', 'e
 export interface SolveOutcome {
   readonly status: Exclude<RecordStatus, 'timeout'>;
   readonly iterationTimeS: number | null;
+  /** The prediction interval of iterationTimeS (docs/cost-model.md §7), and its level. */
+  readonly iterationTimeLowS: number | null;
+  readonly iterationTimeHighS: number | null;
+  readonly intervalLevel: number | null;
+  /** The plan's peak memory lies within the memory interval of its GPUs' capacity. */
+  readonly mayNotFit: boolean | null;
   readonly mfu: number | null;
   /** (plan - bound) / plan. */
   readonly gap: number | null;
@@ -66,6 +72,10 @@ export function outcomeFromPlanResult(result: PlanResult): SolveOutcome {
   return {
     status: result.status,
     iterationTimeS: finiteOrNull(result.evaluation?.predicted.iterationTimeS),
+    iterationTimeLowS: finiteOrNull(result.evaluation?.predicted.interval.lowS),
+    iterationTimeHighS: finiteOrNull(result.evaluation?.predicted.interval.highS),
+    intervalLevel: finiteOrNull(result.evaluation?.predicted.interval.level),
+    mayNotFit: result.evaluation ? result.evaluation.mayNotFit : null,
     mfu: finiteOrNull(result.evaluation?.predicted.mfu),
     gap: result.plan ? finiteOrNull(result.bound.gap) : null,
     lowerBoundS: finiteOrNull(result.bound.lowerBoundS),
@@ -80,7 +90,7 @@ export function outcomeFromPlanResult(result: PlanResult): SolveOutcome {
 
 /** An outcome without a plan: invalid input, a crash or a thrown error. */
 export function failedOutcome(status: 'invalid' | 'error', message: string): SolveOutcome {
-  return { status, iterationTimeS: null, mfu: null, gap: null, lowerBoundS: null, productionSpeedup: null, ppAcrossSpeedup: null, plan: null, reasons: [], error: message, solverTimeS: null };
+  return { status, iterationTimeS: null, iterationTimeLowS: null, iterationTimeHighS: null, intervalLevel: null, mayNotFit: null, mfu: null, gap: null, lowerBoundS: null, productionSpeedup: null, ppAcrossSpeedup: null, plan: null, reasons: [], error: message, solverTimeS: null };
 }
 
 export interface RecordContext {

@@ -6,6 +6,7 @@
  * are recorded without a worker. Failures of one scenario never stop the others.
  */
 import * as path from 'path';
+import type { IntervalModel } from '../model/prediction-interval';
 import { parseScenario } from '../model/scenario';
 import { ScenarioValidationError } from '../model/validation-error';
 import { failedOutcome, makeRecord, type BatchRecord, type RecordContext, type SolveOutcome } from './record';
@@ -28,6 +29,8 @@ export interface RunBatchOptions {
   readonly previous?: readonly BatchRecord[];
   /** Calibration factors every solve applies (a profile's values); records of another calibration are not reused. */
   readonly calibration?: Readonly<Record<string, number>>;
+  /** The profile's interval model (with `calibration`); absent: the built-in one. */
+  readonly intervalModel?: IntervalModel;
   /** The compiled worker entry (default: scenario-worker.js next to this module in dist/). */
   readonly workerFile?: string;
 }
@@ -94,7 +97,7 @@ export async function runBatch(pending: readonly BatchScenario[], options: RunBa
       const group = queue[next++]!;
       const leader = group[0]!;
       const startedMs = performance.now();
-      const task: SolveTask = { spec: leader.spec, timeLimitS: options.timeLimitS, gap: options.gap, baselines: options.baselines, ...(options.calibration ? { calibration: options.calibration } : {}) };
+      const task: SolveTask = { spec: leader.spec, timeLimitS: options.timeLimitS, gap: options.gap, baselines: options.baselines, ...(options.calibration ? { calibration: options.calibration } : {}), ...(options.intervalModel ? { intervalModel: options.intervalModel } : {}) };
       const outcome = await pool.run(task);
       if (outcome.kind === 'cancelled') return;
       const wallTimeS = (performance.now() - startedMs) / 1000;
@@ -123,7 +126,10 @@ export async function runBatch(pending: readonly BatchScenario[], options: RunBa
 function copyOf(scenario: BatchScenario, from: BatchRecord, context: RecordContext): BatchRecord {
   const outcome: SolveOutcome = {
     status: from.status as SolveOutcome['status'],
-    iterationTimeS: from.iterationTimeS, mfu: from.mfu, gap: from.gap, lowerBoundS: from.lowerBoundS,
+    iterationTimeS: from.iterationTimeS,
+    // Records written before intervals existed have none.
+    iterationTimeLowS: from.iterationTimeLowS ?? null, iterationTimeHighS: from.iterationTimeHighS ?? null, intervalLevel: from.intervalLevel ?? null, mayNotFit: from.mayNotFit ?? null,
+    mfu: from.mfu, gap: from.gap, lowerBoundS: from.lowerBoundS,
     productionSpeedup: from.productionSpeedup, ppAcrossSpeedup: from.ppAcrossSpeedup, plan: from.plan,
     reasons: from.reasons, error: from.error, solverTimeS: from.timing.solverTimeS,
   };

@@ -6,6 +6,7 @@
  */
 import { parentPort } from 'worker_threads';
 import { applyFactorValues } from '../calibration/apply-profile';
+import { setActiveIntervalModel } from '../model/prediction-interval';
 import { parseScenario } from '../model/scenario';
 import { ScenarioValidationError } from '../model/validation-error';
 import type { MipBackend } from '../solve/mip-backend';
@@ -28,10 +29,12 @@ async function solve(task: SolveTask): Promise<SolveOutcome> {
   try {
     // A profile's factors are set for this solve only (the worker solves one scenario at a time).
     const restore = task.calibration ? applyFactorValues(task.calibration) : undefined;
+    const restoreInterval = task.intervalModel ? setActiveIntervalModel(task.intervalModel) : undefined;
     try {
       const result = await plan(scenario, { timeLimitS: task.timeLimitS, gap: task.gap, baselines: task.baselines, backends });
       return outcomeFromPlanResult(result);
     } finally {
+      restoreInterval?.();
       restore?.();
     }
   } catch (error) {

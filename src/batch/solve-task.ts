@@ -1,3 +1,5 @@
+import type { IntervalModel } from '../model/prediction-interval';
+
 /** What the batch sends a worker thread for one scenario, and the test-only crash hook's names. */
 
 export interface SolveTask {
@@ -8,6 +10,8 @@ export interface SolveTask {
   readonly baselines: boolean;
   /** Calibration factors to apply for the solve (a profile's identified values; `--calibration`). */
   readonly calibration?: Readonly<Record<string, number>>;
+  /** The profile's interval model (prediction intervals of the records), with `calibration`. */
+  readonly intervalModel?: IntervalModel;
 }
 
 /** Environment variable that arms the test-only crash hook (values: exit, throw, hang). */

@@ -17,13 +17,15 @@ export function statusCounts(records: readonly BatchRecord[]): string {
   return `${records.length} scenario${records.length === 1 ? '' : 's'}${counts.length > 0 ? `: ${counts.map(([s, n]) => `${n} ${s}`).join(', ')}` : ''}`;
 }
 
-/** A fixed-width table: scenario, status, iteration time, MFU, gap, speedup over `production`. */
+/** A fixed-width table: scenario, status, iteration time and its interval, MFU, gap, speedup over `production`. */
 export function summaryTable(records: readonly BatchRecord[]): string {
-  const header = ['scenario', 'status', 'iteration s', 'MFU', 'gap', 'vs production'];
+  const header = ['scenario', 'status', 'iteration s', 'interval', 'MFU', 'gap', 'vs production'];
   const rows = records.map((r) => [
     scenarioLabel(r),
     r.status,
     fixed(r.iterationTimeS, 4),
+    r.iterationTimeLowS != null && r.iterationTimeHighS != null && r.intervalLevel != null
+      ? `${r.iterationTimeLowS.toFixed(4)}-${r.iterationTimeHighS.toFixed(4)}, ${Math.round(100 * r.intervalLevel)}%${r.mayNotFit ? ', may not fit' : ''}` : '-',
     percent(r.mfu),
     percent(r.gap),
     fixed(r.productionSpeedup, 2, 'x'),

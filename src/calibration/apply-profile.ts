@@ -7,6 +7,9 @@
  */
 import { CALIBRATION } from '../model/calibration-constants';
 import type { CalibrationProfile } from '../model/calibration-profile-schema';
+import {
+  builtInIntervalModel, intervalModel, PROFILE_MIN_SPREAD_LOG, setActiveIntervalModel, timeErrorOf, type IntervalModel, type ResidualSet,
+} from '../model/prediction-interval';
 
 const mutable = CALIBRATION as unknown as Record<string, number>;
 
@@ -14,8 +17,35 @@ const mutable = CALIBRATION as unknown as Record<string, number>;
 export const profileValues = (profile: CalibrationProfile): Record<string, number> =>
   Object.fromEntries(Object.entries(profile.factors).filter(([, f]) => f.identified).map(([name, f]) => [name, f.value]));
 
-/** Sets the profile's identified factors; returns the function that restores the previous values. */
-export const applyCalibrationProfile = (profile: CalibrationProfile): (() => void) => applyFactorValues(profileValues(profile));
+/**
+ * The residuals of a profile: each run's leave-one-out error (the factors refitted without the
+ * run, then the run predicted) as an iteration-time error (a rate's error inverted), and each
+ * run's memory error where memory was measured (memory is not fitted, so its errors are already
+ * out of sample).
+ */
+export function profileResidualSet(profile: Pick<CalibrationProfile, 'runs'>): ResidualSet {
+  const timeErrors = profile.runs.flatMap((run) => (run.leaveOneOutError === null ? [] : [timeErrorOf(run.metric === 'iterationTimeS', run.leaveOneOutError)]));
+  const memoryErrors = profile.runs.flatMap((run) => (run.memoryGiBPerGpu ? [run.memoryGiBPerGpu.error] : []));
+  return { basis: `calibration profile: ${timeErrors.length} run(s) left out one at a time`, timeErrors, memoryErrors, minSpreadLog: PROFILE_MIN_SPREAD_LOG };
+}
+
+/**
+ * The interval model a profile gives: from its runs' residuals; with fewer than 2 (a profile of
+ * link measurements only) the built-in one, saying so.
+ */
+export function profileIntervalModel(profile: Pick<CalibrationProfile, 'runs'>): IntervalModel {
+  const own = intervalModel(profileResidualSet(profile));
+  if (own) return own;
+  const builtIn = builtInIntervalModel();
+  return { ...builtIn, basis: `${builtIn.basis} (the profile has fewer than 2 runs)` };
+}
+
+/** Sets the profile's identified factors and its interval model; returns the function that restores the previous ones. */
+export function applyCalibrationProfile(profile: CalibrationProfile): () => void {
+  const restoreFactors = applyFactorValues(profileValues(profile));
+  const restoreInterval = setActiveIntervalModel(profileIntervalModel(profile));
+  return () => { restoreInterval(); restoreFactors(); };
+}
 
 /** Sets the given factors (e.g. a profile's values sent to a batch worker); returns the function that restores them. */
 export function applyFactorValues(values: Readonly<Record<string, number>>): () => void {

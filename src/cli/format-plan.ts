@@ -2,7 +2,8 @@
 import type { Scenario } from '../index';
 import { FRAMEWORKS, capabilitiesOf, type Framework } from '../model/framework-capabilities';
 import type { PlanResult } from '../solve/plan-result';
-import { formatEvaluation } from './format-evaluation';
+import { timeInterval } from '../model/prediction-interval';
+import { formatEvaluation, intervalText } from './format-evaluation';
 import { formatScheduleSummary, formatSiteMap } from './format-site-map';
 
 /** The JSON printed by `plan --json`; `plan` is accepted verbatim by `evaluate --plan`. */
@@ -12,8 +13,13 @@ export function planResultJson(result: PlanResult) {
     plan: result.plan ?? null,
     predicted: result.evaluation?.predicted ?? null,
     fits: result.evaluation?.fits ?? false,
+    // Fits, but a site's peak memory lies within the memory interval of its capacity.
+    mayNotFit: result.evaluation?.mayNotFit ?? false,
     bound: result.bound,
-    baselines: result.baselines.map((b) => ({ name: b.name, description: b.description, iterationTimeS: b.iterationTimeS ?? null, speedup: b.speedup ?? null, plan: b.plan ?? null })),
+    baselines: result.baselines.map((b) => ({
+      name: b.name, description: b.description, iterationTimeS: b.iterationTimeS ?? null,
+      interval: b.iterationTimeS === undefined ? null : timeInterval(b.iterationTimeS), speedup: b.speedup ?? null, plan: b.plan ?? null,
+    })),
     network: result.plan?.network ?? [],
     solver: result.solver,
     reasons: result.reasons,
@@ -84,7 +90,7 @@ export function formatPlanResult(scenario: Scenario, result: PlanResult): string
     lines.push('');
     lines.push(`Baselines (best plan in each restricted space${result.framework === undefined ? '' : `, within ${labelOf(result.framework)}'s`})`);
     for (const b of result.baselines) {
-      const time = b.iterationTimeS === undefined ? 'no plan fits' : `${b.iterationTimeS.toFixed(3)} s, ours is ${b.speedup!.toFixed(2)}x faster (${(100 * (1 - 1 / b.speedup!)).toFixed(1)}% less time)`;
+      const time = b.iterationTimeS === undefined ? 'no plan fits' : `${b.iterationTimeS.toFixed(3)} s (${intervalText(timeInterval(b.iterationTimeS))}), ours is ${b.speedup!.toFixed(2)}x faster (${(100 * (1 - 1 / b.speedup!)).toFixed(1)}% less time)`;
       lines.push(`  ${b.name.padEnd(11)} ${time}  [${b.description}]`);
     }
   }

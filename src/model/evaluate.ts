@@ -12,6 +12,7 @@ import { expertDataParallel, type PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
 import { stageMemory, stageParams, type StageMemory } from './memory';
 import { pipelineSpanS } from './pipeline-span';
+import { mayNotFit, memoryInterval, timeInterval, type MemoryInterval, type TimeInterval } from './prediction-interval';
 import { stageFlops, stageTime, type StageTime } from './stage-cost';
 import { modelFlopsPerIteration } from './transformer';
 import { BF16_BYTES, gBpsToBytesPerS, tflopsToFlopPerS } from './units';
@@ -44,6 +45,10 @@ export interface SiteUsage {
   /** Largest memory per GPU at the site. */
   readonly memoryGiBPerGpu: number;
   readonly memoryCapacityGiB: number;
+  /** Where the measured peak memory per GPU at the site should fall (docs/cost-model.md §7). */
+  readonly memoryInterval: MemoryInterval;
+  /** The site's memory fits the model, but its memory interval reaches past the capacity. */
+  readonly mayNotFit: boolean;
   /** The named memory terms of the site's largest stage (docs/cost-model.md §6); absent for an idle site. */
   readonly peakMemory?: StageMemory & { readonly stage: number };
 }
@@ -64,6 +69,8 @@ export interface LinkUsage {
 
 export interface Prediction {
   readonly iterationTimeS: number;
+  /** Where the measured iteration time should fall, from the calibration residuals (built-in, or the applied profile's; docs/cost-model.md §7). */
+  readonly interval: TimeInterval;
   /** Model FLOPs (causal attention, no recomputation) / (time x the used GPUs' dense bf16 peak), in any precision; at most 1. */
   readonly mfu: number;
   readonly tokensPerSecondPerGpu: number;
@@ -73,6 +80,8 @@ export interface Prediction {
   readonly hardwareTflopsPerGpu: number;
   /** Largest memory per GPU over all stages and sites. */
   readonly memoryGiBPerGpu: number;
+  /** The interval of memoryGiBPerGpu. */
+  readonly memoryInterval: MemoryInterval;
   readonly breakdown: Breakdown;
   readonly gpusUsed: number;
   readonly gpusIdle: number;
@@ -91,6 +100,8 @@ export interface Evaluation {
   readonly fitsResources: boolean;
   /** Readable reasons the plan does not fit, empty when it does. */
   readonly violations: readonly string[];
+  /** Fits, but some site's peak memory lies within the memory interval of its GPUs' capacity: the plan may not fit. */
+  readonly mayNotFit: boolean;
   readonly predicted: Prediction;
 }
 
@@ -232,17 +243,21 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout, timing: P
   ));
   const linkBusy = scenario.links.map((_, i) => ppLinkStepS[i]! * m + dp.crossBusyS[i]!);
 
+  const mayNotFitAt = scenario.sites.map((site, s) => usedPerSite[s]! > 0 && mayNotFit(siteMemory[s]!, site.gpu.memoryGiB));
   return {
     fits: violations.length === 0,
     fitsResources,
     violations,
+    mayNotFit: fitsResources && mayNotFitAt.some((x) => x),
     predicted: {
       iterationTimeS,
+      interval: timeInterval(iterationTimeS),
       mfu: modelFlops / (iterationTimeS * peakFlopRate),
       tokensPerSecondPerGpu: (scenario.training.globalBatchSeqs * scenario.training.seqLen) / iterationTimeS / gpusUsed,
       modelTflopsPerGpu: modelFlops / iterationTimeS / gpusUsed / 1e12,
       hardwareTflopsPerGpu: hardwareFlops / iterationTimeS / gpusUsed / 1e12,
       memoryGiBPerGpu: peak!.totalGiB,
+      memoryInterval: memoryInterval(peak!.totalGiB),
       breakdown,
       gpusUsed,
       gpusIdle: Math.max(0, gpusTotal - gpusUsed),
@@ -256,6 +271,8 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout, timing: P
         stages: stages.map((_, stage) => ({ stage, replicas: replicasOfStageAtSite[stage]![s]! })).filter((x) => x.replicas > 0),
         memoryGiBPerGpu: siteMemory[s]!,
         memoryCapacityGiB: site.gpu.memoryGiB,
+        memoryInterval: memoryInterval(siteMemory[s]!),
+        mayNotFit: mayNotFitAt[s]!,
         ...(sitePeak[s] ? { peakMemory: sitePeak[s] } : {}),
       })),
       links: scenario.links.map((link, i) => ({

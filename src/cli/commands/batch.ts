@@ -14,7 +14,7 @@ import { axisSlug, sweepChartSvg } from '../../batch/svg-chart';
 import { readBatchInputs } from '../../io/batch-inputs';
 import { ResultsAppender, hasContent, readResultsFile, writeFileAtomically } from '../../io/results-store';
 import { createBatchProgress } from '../batch-progress';
-import { profileValues } from '../../calibration/apply-profile';
+import { profileIntervalModel, profileValues } from '../../calibration/apply-profile';
 import { readCalibrationProfile } from '../../io/calibration-files';
 import { EXIT, UsageError, type Output } from '../exit-codes';
 
@@ -108,7 +108,7 @@ export async function runBatchCommand(args: BatchArgs, output: Output, env: Batc
       baselines: args.baselines,
       graceS: args.timeoutGrace,
       context: { total: list.scenarios.length, batchKey: list.batchKey, timeLimitS: args.timeLimit, ...(calibrationLabel !== undefined ? { calibration: calibrationLabel } : {}) },
-      ...(profile ? { calibration: profileValues(profile) } : {}),
+      ...(profile ? { calibration: profileValues(profile), intervalModel: profileIntervalModel(profile) } : {}),
       signal: controller.signal,
       previous: existing.records,
       onRecord: (record) => {

@@ -1,5 +1,7 @@
 /** `scaleacross calibrate <runs.json> --out profile.json [--json]`: fits the cost model's factors to measured runs. */
 import * as path from 'path';
+import { profileIntervalModel } from '../../calibration/apply-profile';
+import type { IntervalModel, IntervalRatios } from '../../model/prediction-interval';
 import { buildUserRuns } from '../../calibration/user-runs';
 import { calibrateToRuns, MIN_RUNS, USER_FACTORS, type UserCalibration } from '../../calibration/user-fit';
 import { writeTextFile } from '../../io/files';
@@ -60,6 +62,12 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
   return [line(header), ...rows.map(line)];
 }
 
+/** What predictions under the profile carry: "Prediction interval (90%): iteration time x 0.934 to x 1.071 (...)". */
+function intervalLine(model: IntervalModel): string {
+  const ratios = (r: IntervalRatios) => `x ${r.lowRatio.toFixed(3)} to x ${r.highRatio.toFixed(3)} (${r.method === 'fixed-allowance' ? 'fixed allowance, no measured memory' : `${r.method}, ${r.n} residuals`})`;
+  return `Prediction interval (${Math.round(100 * model.time.level)}%) under this profile: iteration time ${ratios(model.time)}; memory ${ratios(model.memory)}; from the ${model.basis}.`;
+}
+
 export function formatCalibration(fit: UserCalibration, out: string): string {
   const { profile } = fit;
   const lines = [`Calibration profile written to ${out}: ${profile.fit.runs} run(s), ${profile.fit.links} link measurement(s)`, ''];
@@ -94,5 +102,6 @@ export function formatCalibration(fit: UserCalibration, out: string): string {
   ]);
   lines.push(...table(['factor', 'prior', 'fitted', 'change', '±1 sd', 'LOO spread', ''], factorRows));
   lines.push('', `Residual spread assumed: ${(100 * profile.fit.residualSigma).toFixed(1)}% per run. One set of factors for the whole cluster. Apply with --calibration ${out}.`);
+  lines.push(intervalLine(profileIntervalModel(profile)));
   return lines.join('\n');
 }

@@ -51,7 +51,7 @@ async function reportWithConstants(scenario: Scenario, args: ReportArgs, output:
     if (!result.plan) code = EXIT.noPlanFits;
   }
   writeTextFile(args.html, htmlReport(calibration ? { ...data, calibration } : data));
-  const what = data.plan ? `plan ${data.origin.kind === 'given' ? 'evaluated' : 'found'}, ${data.evaluation!.predicted.iterationTimeS.toFixed(3)} s per iteration` : `no plan fits (${data.diagnosis.length} conflicting requirement(s))`;
+  const what = data.plan ? `plan ${data.origin.kind === 'given' ? 'evaluated' : 'found'}, ${data.evaluation!.predicted.iterationTimeS.toFixed(3)} s per iteration (${data.evaluation!.predicted.interval.lowS.toFixed(3)}-${data.evaluation!.predicted.interval.highS.toFixed(3)}, ${Math.round(100 * data.evaluation!.predicted.interval.level)}%)${data.evaluation!.mayNotFit ? ', may not fit' : ''}` : `no plan fits (${data.diagnosis.length} conflicting requirement(s))`;
   output.out(`Wrote ${args.html}: ${what}.`);
   return code;
 }
