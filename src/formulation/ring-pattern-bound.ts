@@ -310,8 +310,11 @@ export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, sit
  *   / (the set's bytes/s). Over all links every crossing counts (cMin per split replica); over the
  *   links touching the sites that host the first (or the last) stage class, a split replica's first
  *   (last) crossing counts, as its route leaves its first site (enters its last) over one of them.
- *   The microbatches of split replicas add up to M when every replica is split, and to at least
- *   changing x the schedule's fewest otherwise;
+ *   The split replicas' microbatches K add up to M when every replica is split (or no whole
+ *   layout fits), and to at least changing x the schedule's fewest otherwise; then the whole
+ *   replicas, at most dp - changing, carry M - K, so the busiest runs at least (M - K) / (dp -
+ *   changing), at least that times the least whole step plus the least whole bubble (F6's
+ *   one-site row): the least over K of the larger of the two bounds the phase;
  * - rows: with one link every crossing uses it, L >= changing x cMin x sendBytes / bytes/s, and
  *   its row holds with k >= the fewest microbatches, or the busiest replica's share
  *   (busiestReplicaMicrobatches) when every replica is split; with several, the busiest link
@@ -325,28 +328,51 @@ export function crossingFloorS(c: ConfigCoefficients, changing: number, linkCoun
   let leastCrossings = Infinity;
   let leastCrossingsOnLink0 = Infinity;
   let leastFixedS = Infinity;
+  // Whole layouts: a replica of k microbatches on one takes at least k x its slowest step + its bubble.
+  let leastWholeStepS = Infinity;
+  let leastWholeBubbleS = Infinity;
   for (const layout of c.layouts) {
-    if (layout.crossings === 0) continue;
+    if (layout.crossings === 0) {
+      if (layout.fittingMicrobatches.length === 0) continue;
+      leastWholeStepS = Math.min(leastWholeStepS, layout.maxStepS);
+      leastWholeBubbleS = Math.min(leastWholeBubbleS, layout.bubbleS);
+      continue;
+    }
     leastCrossings = Math.min(leastCrossings, layout.crossings);
     leastCrossingsOnLink0 = Math.min(leastCrossingsOnLink0, layout.crossingsPerLink.get(0) ?? 0);
     leastFixedS = Math.min(leastFixedS, layout.bubbleS + 2 * layout.crossingLatencyS);
   }
   if (!Number.isFinite(leastCrossings)) return -Infinity;
-  const everyReplica = changing >= c.dp * (1 - 1e-9);
+  const M = c.totalMicrobatches;
+  const everyReplica = changing >= c.dp * (1 - 1e-9) || !Number.isFinite(leastWholeStepS);
   const fewest = fewestMicrobatches(c.config);
-  const splitMicrobatches = everyReplica ? c.totalMicrobatches : changing * fewest;
+  /**
+   * The least over K (the split replicas' microbatches, K >= changing x fewest, all M when every
+   * replica is split) of the larger of the links' busy time K x perMicrobatchS + F and the busiest
+   * whole replica's pipeline: the other dp - changing replicas (at most; fewer when more change)
+   * carry M - K, so one runs at least (M - K) / (dp - changing) of them. Linear in K both, so the
+   * least is where they cross, clamped to K's range.
+   */
+  const balancedS = (perMicrobatchS: number): number => {
+    const busyS = (K: number) => K * perMicrobatchS + leastFixedS;
+    if (everyReplica) return busyS(M);
+    const perK = leastWholeStepS / (c.dp - changing);
+    const wholeS = (K: number) => (M - K) * perK + leastWholeBubbleS;
+    const low = Math.min(M, changing * fewest);
+    const crossing = (M * perK + leastWholeBubbleS - leastFixedS) / (perMicrobatchS + perK);
+    const K = Math.min(M, Math.max(low, crossing));
+    return Math.max(busyS(K), wholeS(K));
+  };
   if (linkCount === 1) {
-    const k = everyReplica ? busiestReplicaMicrobatches(c.totalMicrobatches, c.dp, fewest) : fewest;
+    const k = everyReplica ? busiestReplicaMicrobatches(M, c.dp, fewest) : fewest;
     const bytesPerS = c.linkBytesPerS[0]!;
-    const busyS = (leastCrossingsOnLink0 * splitMicrobatches * c.sendBytes) / bytesPerS;
-    const rowS = Number.isFinite(k) ? (k + 2 * leastCrossingsOnLink0) * ((changing * leastCrossingsOnLink0 * c.sendBytes) / bytesPerS) : 0;
-    return Math.max(busyS, rowS) + leastFixedS;
+    const rowS = Number.isFinite(k) ? (k + 2 * leastCrossingsOnLink0) * ((changing * leastCrossingsOnLink0 * c.sendBytes) / bytesPerS) + leastFixedS : -Infinity;
+    return Math.max(balancedS((leastCrossingsOnLink0 * c.sendBytes) / bytesPerS), rowS);
   }
   const totalBytesPerS = c.linkBytesPerS.reduce((sum, x) => sum + x, 0);
   const endsS = Math.min(totalBytesPerS, endBytesPerS);
-  const busyS = Math.max((leastCrossings * splitMicrobatches * c.sendBytes) / totalBytesPerS, (splitMicrobatches * c.sendBytes) / endsS);
-  const rowS = 3 * ((changing * c.sendBytes) / endsS);
-  return Math.max(busyS, rowS) + leastFixedS;
+  const rowS = 3 * ((changing * c.sendBytes) / endsS) + leastFixedS;
+  return Math.max(balancedS((leastCrossings * c.sendBytes) / totalBytesPerS), balancedS(c.sendBytes / endsS), rowS);
 }
 
 function popcount(mask: number): number {
