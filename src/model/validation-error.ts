@@ -75,16 +75,34 @@ function describeZodIssue(issue: z.core.$ZodIssue): string {
       if (issue.expected === 'int' && typeof issue.input === 'number') return `must be an integer, got ${issue.input}`;
       return `must be ${expected}, got ${describeValue(issue.input)}`;
     }
-    case 'invalid_value':
+    case 'invalid_value': {
+      // A missing literal or enum value says what is required instead of `got undefined`.
+      if (issue.input === undefined) return `required (${issue.values.length === 1 ? JSON.stringify(issue.values[0]) : `one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`})`;
       return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${describeValue(issue.input)}`;
+    }
+    case 'invalid_union': {
+      // zod's own message is "Invalid input"; when every alternative failed on the type of the value itself, name the alternatives.
+      const alternatives = issue.errors.map((branch) => (branch.length === 1 && branch[0]!.path.length === 0 ? expectedOf(branch[0]!) : undefined));
+      if (alternatives.length === 0 || alternatives.some((a) => a === undefined)) return issue.input === undefined ? 'is required' : issue.message;
+      const names = [...new Set(alternatives as string[])];
+      const expected = names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
+      return issue.input === undefined ? `is required (${expected})` : `must be ${expected}, got ${describeValue(issue.input)}`;
+    }
     default:
       return issue.message;
   }
 }
 
 const EXPECTED_NAMES: Record<string, string> = {
-  int: 'an integer', number: 'a number', object: 'an object', string: 'a string', array: 'an array', boolean: 'true or false', tuple: 'an array',
+  int: 'an integer', number: 'a number', object: 'an object', record: 'an object', string: 'a string', array: 'an array', boolean: 'true or false', tuple: 'an array',
 };
+
+/** What one alternative of a union expected at the value itself: `a string`, `1`, `one of "a", "b"`. */
+function expectedOf(issue: z.core.$ZodIssue): string | undefined {
+  if (issue.code === 'invalid_type') return EXPECTED_NAMES[issue.expected] ?? issue.expected;
+  if (issue.code === 'invalid_value') return issue.values.map((v) => JSON.stringify(v)).join(' or ');
+  return undefined;
+}
 
 function describeValue(value: unknown): string {
   if (value === null) return 'null';
