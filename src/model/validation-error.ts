@@ -56,6 +56,15 @@ export function formatIssues(issues: readonly InputIssue[], source?: string): st
   return issues.map((issue) => `${where}${issue.path === '' ? '' : `${issue.path}: `}${issue.message}`).join('\n');
 }
 
+/**
+ * All issues on one line, the file named once: `file.json: version: required (1); name: is required (a string)`
+ * (batch records, whose error is one line of a results file).
+ */
+export function formatIssuesOneLine(issues: readonly InputIssue[], source?: string): string {
+  const text = issues.map((issue) => `${issue.path === '' ? '' : `${issue.path}: `}${issue.message}`).join('; ').replace(/\s*\n\s*/g, ' ');
+  return source ? `${source}: ${text}` : text;
+}
+
 /** Converts zod issues into path-named input issues, with readable messages for the common cases. */
 export function issuesFromZod(error: z.ZodError, prefix = ''): InputIssue[] {
   return error.issues.map((issue) => ({
