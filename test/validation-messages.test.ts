@@ -99,7 +99,8 @@ const cases: Case[] = [
   { name: 'moe section empty', argv: validate((s) => { s.model.moe = {}; }), expected: ['model.moe.experts: is required (a number)', 'model.moe.topK: is required (a number)'] },
   { name: 'site missing its GPU count', argv: validate((s) => { delete s.cluster.sites[1].gpus; }), expected: ['cluster.sites[1].gpus: is required (a number)'] },
   { name: 'site null', argv: validate((s) => { s.cluster.sites[0] = null; }), expected: ['cluster.sites[0]: must be an object, got null'] },
-  { name: 'link end missing', argv: validate((s) => { s.cluster.links[0].between = ['bldg-a']; }), expected: ['cluster.links[0].between'] },
+  { name: 'link end missing', argv: validate((s) => { s.cluster.links[0].between = ['bldg-a']; }), expected: ['cluster.links[0].between: must have at least 2 items, has 1'] },
+  { name: 'empty name, loss rate too high, empty search list', argv: validate((s) => { s.name = ''; s.cluster.links[0].lossRate = 0.9; s.search = { tp: [] }; }), expected: ['name: must not be empty', 'cluster.links[0].lossRate: must be at most 0.5, got 0.9', 'search.tp: must have at least 1 item, has 0'] },
   { name: 'sites a string', argv: validate((s) => { s.cluster.sites = 'bldg-a'; }), expected: ['cluster.sites: must be an array, got "bldg-a"'] },
   { name: 'search zero out of range and null', argv: validate((s) => { s.search = { zero: [5, null] }; }), expected: ['search.zero[0]: must be 0, 1, 2 or 3, got 5', 'search.zero[1]: must be 0, 1, 2 or 3, got null'] },
   { name: 'precision null', argv: validate((s) => { s.training.precision = null; }), expected: ['training.precision: must be one of "bf16", "fp8", got null'] },
@@ -116,6 +117,7 @@ const cases: Case[] = [
   { name: 'runs entry {}', argv: calibrate((r) => { r.runs[0] = {}; }), expected: ['runs[0].scenario: is required (a string or an object)', 'runs[0].plan: is required (a string or an object)', 'runs[0].measured: is required (an object)'] },
   { name: 'runs entry with an inline scenario {}', argv: calibrate((r) => { r.runs[1].scenario = {}; }), expected: ['runs[1].scenario.version: required (1)'] },
   { name: 'runs entry with scenario null', argv: calibrate((r) => { r.runs[2].scenario = null; }), expected: ['runs[2].scenario: must be a string or an object, got null'] },
+  { name: 'runs entry with a plan that is an array', argv: calibrate((r) => { r.runs[0].plan = []; }), expected: ['runs[0].plan: must be a string or an object, got an array'] },
   { name: 'runs measurement null', argv: calibrate((r) => { r.runs[0].measured.iterationTimeS = null; }), expected: ['runs[0].measured.iterationTimeS'] },
   // Hugging Face configs.
   { name: 'HF config without sizes', argv: importModel({ model_type: 'llama' }), expected: ["hidden_size: is required for model_type 'llama'"] },

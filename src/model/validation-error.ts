@@ -91,11 +91,25 @@ function describeZodIssue(issue: z.core.$ZodIssue): string {
     }
     case 'invalid_union': {
       // zod's own message is "Invalid input"; when every alternative failed on the type of the value itself, name the alternatives.
-      const alternatives = issue.errors.map((branch) => (branch.length === 1 && branch[0]!.path.length === 0 ? expectedOf(branch[0]!) : undefined));
+      const alternatives = issue.errors.map((branch) => {
+        const atValue = branch.find((i) => i.path.length === 0 && (i.code === 'invalid_type' || i.code === 'invalid_value'));
+        return atValue ? expectedOf(atValue) : undefined;
+      });
       if (alternatives.length === 0 || alternatives.some((a) => a === undefined)) return issue.input === undefined ? 'is required' : issue.message;
       const names = [...new Set(alternatives as string[])];
       const expected = names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
       return issue.input === undefined ? `is required (${expected})` : `must be ${expected}, got ${describeValue(issue.input)}`;
+    }
+    case 'too_small':
+    case 'too_big': {
+      // zod's defaults ("Too small: expected array to have >=2 items") in the words of the other messages; custom messages stay.
+      if (!/^Too (small|big)/.test(issue.message)) return issue.message;
+      const bound = Number(issue.code === 'too_small' ? issue.minimum : issue.maximum);
+      const least = issue.code === 'too_small';
+      if (issue.origin === 'array') return `must have ${least ? 'at least' : 'at most'} ${bound} item${bound === 1 ? '' : 's'}${Array.isArray(issue.input) ? `, has ${issue.input.length}` : ''}`;
+      if (issue.origin === 'string') return least && bound === 1 ? 'must not be empty' : `must have ${least ? 'at least' : 'at most'} ${bound} character${bound === 1 ? '' : 's'}`;
+      const relation = least ? (issue.inclusive ? 'at least' : 'more than') : (issue.inclusive ? 'at most' : 'less than');
+      return `must be ${relation} ${bound}${typeof issue.input === 'number' ? `, got ${issue.input}` : ''}`;
     }
     default:
       return issue.message;
