@@ -207,27 +207,99 @@ async function run(...argv: string[]): Promise<{ code: number; out: string; err:
   return { code, out, err };
 }
 
-describe('scaleacross batch: bad input exits 2 with one line', () => {
-  it('names the sweep file and axis of an out-of-range path', async () => {
-    const sweep = writeJson('bad-axis.sweep.json', { version: 1, sweep: 'bad', base: fixturePath('small/two-sites.json'), axes: { 'cluster.links[7].bandwidthGbps': [400] } });
-    const out = path.join(tmp, 'bad-axis.ndjson');
-    const result = await run('batch', sweep, '--out', out);
-    expect(result.code).toBe(2);
-    expect(result.err.trim()).toBe(`${sweep}: axes["cluster.links[7].bandwidthGbps"]: index 7 is out of range: cluster.links has 1 element in the base scenario`);
-    expect(fs.existsSync(out)).toBe(false);
+describe('scaleacross batch: a bad input is recorded as invalid and the rest runs', () => {
+  const noUndefined = (text: string): void => expect(text).not.toMatch(/undefined/);
+
+  it('a malformed file and an invalid scenario among the inputs: two invalid records, the valid scenario planned; resume after a fix runs it', async () => {
+    const dir = path.join(tmp, 'mixed');
+    fs.mkdirSync(dir);
+    const bad = path.join(dir, 'bad.json');
+    const empty = path.join(dir, 'empty.json');
+    const valid = path.join(dir, 'llama3-8b-one-site.json');
+    fs.writeFileSync(bad, '{bad');
+    fs.writeFileSync(empty, '{}');
+    fs.copyFileSync(fixturePath('llama3-8b-one-site.json'), valid);
+    const out = path.join(tmp, 'mixed.ndjson');
+    const csv = path.join(tmp, 'mixed.csv');
+    const args = ['batch', dir, '--out', out, '--csv', csv, '--workers', '1', '--time-limit', '5', '--no-charts'];
+
+    const first = await cli(args);
+    expect(first.code).toBe(0);
+    const all = records(out);
+    expect(all).toHaveLength(3);
+    const byFile = new Map(all.map((r) => [r.source.file, r]));
+    expect(byFile.get(bad)!.status).toBe('invalid');
+    expect(byFile.get(bad)!.error).toBe(`${bad}: malformed JSON at line 1, column 2: unexpected "b"`);
+    expect(byFile.get(empty)!.status).toBe('invalid');
+    expect(byFile.get(empty)!.error).toBe(`${empty}: version: required (1); name: is required (a string); model: is required (an object); training: is required (an object); cluster: is required (an object)`);
+    expect(byFile.get(valid)!.status).toBe('optimal');
+    expect(byFile.get(valid)!.plan).not.toBeNull();
+    expect(first.out).toContain('3 scenarios: 1 optimal, 2 invalid');
+    expect(first.err).toContain('2 invalid input(s), recorded as invalid (fix them and rerun with --resume):');
+    expect(first.err).toContain(`  ${bad}: malformed JSON at line 1, column 2: unexpected "b"`);
+    expect(first.err).toContain(`  ${empty}: version: required (1); name: is required (a string)`);
+    noUndefined(first.out + first.err + fs.readFileSync(out, 'utf8'));
+    const rows = fs.readFileSync(csv, 'utf8').split('\r\n');
+    expect(rows.filter((row) => row.includes(',invalid,'))).toHaveLength(2);
+
+    // Nothing changed: the resume solves nothing and leaves the file as it was.
+    const text = fs.readFileSync(out, 'utf8');
+    const again = await cli([...args, '--resume']);
+    expect(again.code).toBe(0);
+    expect(again.out).toContain('0 solved');
+    expect(fs.readFileSync(out, 'utf8')).toBe(text);
+
+    // bad.json fixed (another valid scenario): its invalid record is dropped, it is planned, empty.json stays invalid.
+    const fixedSpec = clone(readFixture('small/one-site') as Record<string, unknown>);
+    fs.writeFileSync(bad, JSON.stringify(fixedSpec));
+    const fixed = await cli([...args, '--resume']);
+    expect(fixed.code).toBe(0);
+    expect(fixed.err).toContain(`dropped 1 invalid record(s) of input(s) changed since (${bad})`);
+    const after = records(out);
+    expect(after.map((r) => [r.source.file, r.status]).sort()).toEqual([[bad, 'optimal'], [empty, 'invalid'], [valid, 'optimal']].sort());
+    expect(after.find((r) => r.source.file === bad)!.id).not.toBe(byFile.get(bad)!.id);
+    // One batch again: merge finds every scenario of it.
+    const merged = await run('merge', out, '--out', path.join(tmp, 'mixed-merged.ndjson'));
+    expect(merged.code).toBe(0);
+    expect(merged.out).toContain('complete: all 3 scenario(s) have a result');
   });
 
-  it('names a missing input, a missing base and a bad --shard', async () => {
+  it('invalid sweeps: a schema error, a missing base and an axis path that fits no point are one record each; a points sweep is recorded per point', async () => {
+    const v2 = writeJson('v2.sweep.json', { version: 2, sweep: 'v2', base: fixturePath('small/one-site.json'), axes: { name: ['a'] } });
+    const noBase = writeJson('no-base.sweep.json', { version: 1, sweep: 'x', base: 'nowhere.json', axes: { name: ['a'] } });
+    const badAxis = writeJson('bad-axis.sweep.json', { version: 1, sweep: 'bad', base: fixturePath('small/two-sites.json'), axes: { 'cluster.links[7].bandwidthGbps': [400, 800] } });
+    const points = writeJson('points.sweep.json', {
+      version: 1, sweep: 'pts', base: fixturePath('small/one-site.json'),
+      points: [{ 'cluster.links[0].rttMs': 1 }, { 'cluster.sites[0].gpus': -8 }, { 'cluster.sites[0].gpus': 16 }],
+    });
+    const out = path.join(tmp, 'sweeps.ndjson');
+    const result = await cli(['batch', v2, noBase, badAxis, points, '--out', out, '--workers', '1', '--time-limit', '2', '--no-charts']);
+    expect(result.code).toBe(0);
+    const errors = records(out).filter((r) => r.status === 'invalid').map((r) => r.error).sort();
+    expect(errors).toEqual([
+      `${badAxis}: axes["cluster.links[7].bandwidthGbps"]: index 7 is out of range: cluster.links has 1 element in the base scenario`,
+      `${noBase}: base: ${path.join(tmp, 'nowhere.json')}: no such file`,
+      `${points}: point 1 (cluster.sites[0].gpus=-8): cluster.sites[0].gpus: must be a positive integer`,
+      `${points}: points[0]["cluster.links[0].rttMs"]: index 0 is out of range: cluster.links has 0 elements in the base scenario`,
+      `${v2}: version: must be one of 1, got 2`,
+    ].sort());
+    const solved = records(out).filter((r) => r.status !== 'invalid');
+    expect(solved.map((r) => r.source.kind === 'sweep' ? r.source.pointIndex : -1)).toEqual([2]);
+    expect(solved[0]!.plan).not.toBeNull();
+    expect(result.out).toContain('6 scenarios: 1 optimal, 5 invalid');
+    noUndefined(result.out + result.err);
+  });
+});
+
+describe('scaleacross batch: what stops a batch before it starts exits 2 with one line', () => {
+  it('names a missing input and a bad --shard', async () => {
     const missing = await run('batch', path.join(tmp, 'nope.json'), '--out', path.join(tmp, 'x.ndjson'));
     expect(missing.code).toBe(2);
     expect(missing.err.trim()).toBe(`${path.join(tmp, 'nope.json')}: no such file or folder`);
-    const sweep = writeJson('no-base.sweep.json', { version: 1, sweep: 'x', base: 'nowhere.json', axes: { name: ['a'] } });
-    const noBase = await run('batch', sweep, '--out', path.join(tmp, 'x.ndjson'));
-    expect(noBase.code).toBe(2);
-    expect(noBase.err.trim()).toBe(`${path.join(tmp, 'nowhere.json')}: no such file`);
     const shard = await run('batch', fixturePath('small/one-site.json'), '--out', path.join(tmp, 'x.ndjson'), '--shard', '4/3');
     expect(shard.code).toBe(2);
     expect(shard.err.trim()).toBe('scaleacross: --shard 4/3: i must be between 1 and n (see scaleacross --help)');
+    expect(fs.existsSync(path.join(tmp, 'x.ndjson'))).toBe(false);
   });
 
   it('refuses to overwrite results without --resume', async () => {

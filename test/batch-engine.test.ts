@@ -9,7 +9,9 @@ import { resultsCsv } from '../src/batch/csv';
 import { mergeRecords } from '../src/batch/merge';
 import type { BatchRecord } from '../src/batch/record';
 import { buildScenarioList } from '../src/batch/scenario-list';
+import { reconcileResumed } from '../src/batch/resume';
 import { inShard, parseShard, shardOf } from '../src/batch/shard';
+import { statusCounts, summaryTable } from '../src/batch/summary';
 import { expandSweep, parseSweep } from '../src/batch/sweep';
 import { sweepChartSvg } from '../src/batch/svg-chart';
 import { ResultsAppender, readResultsFile } from '../src/io/results-store';
@@ -87,6 +89,18 @@ describe('sweep expansion', () => {
   it('a value that makes the scenario invalid is not an expansion error (the batch records it as invalid)', () => {
     expect(expand({ axes: { 'cluster.sites[1].gpus': [-4, 8] } }).scenarios).toHaveLength(2);
   });
+
+  it('points: a point whose path does not fit is returned with its error, the other points are expanded', () => {
+    const result = expand({ points: [{ 'cluster.links[7].bandwidthGbps': 100 }, { 'cluster.links[0].bandwidthGbps': 800 }, {}] });
+    expect(result.scenarios.map((s) => s.invalid)).toEqual([
+      'points[0]["cluster.links[7].bandwidthGbps"]: index 7 is out of range: cluster.links has 1 element in the base scenario',
+      undefined,
+      'points[2]: sets no path',
+    ]);
+    expect(result.scenarios[0]!.spec).toBeNull();
+    expect(result.scenarios[0]!.point).toEqual([{ path: 'cluster.links[7].bandwidthGbps', index: 0, label: 100 }]);
+    expect((result.scenarios[1]!.spec as { cluster: { links: { bandwidthGbps: number }[] } }).cluster.links[0]!.bandwidthGbps).toBe(800);
+  });
 });
 
 describe('scenario ids', () => {
@@ -121,6 +135,52 @@ describe('scenario ids', () => {
     expect(list.scenarios[0]!.source).toEqual({ kind: 'file', file: 'two-sites.json' });
     expect(list.scenarios[0]!.alsoFrom).toEqual([{ kind: 'sweep', file: 'sweep.json', sweep: 's', pointIndex: 0, axes: { 'cluster.links[0].bandwidthGbps': 200 } }]);
     expect(list.scenarios.map((s) => s.ordinal)).toEqual([0, 1]);
+  });
+});
+
+describe('inputs that are no scenario', () => {
+  const invalidInput = (file: string, fingerprint: string) => ({ kind: 'invalid' as const, file, error: `${file}: malformed JSON at line 1, column 2: unexpected "b"`, fingerprint });
+
+  it('are one invalid entry each, keyed by what was read: equal content shares an id, a fix gives a new one', () => {
+    const list = buildScenarioList([
+      invalidInput('a.json', '{bad'),
+      { kind: 'scenario', file: 'two-sites.json', spec: twoSites() },
+      invalidInput('b.json', '{bad'),
+      invalidInput('c.json', '{worse'),
+    ]);
+    expect(list.scenarios.map((s) => [s.source.file, s.invalid ?? null, s.spec === null])).toEqual([
+      ['a.json', 'a.json: malformed JSON at line 1, column 2: unexpected "b"', true],
+      ['two-sites.json', null, false],
+      ['c.json', 'c.json: malformed JSON at line 1, column 2: unexpected "b"', true],
+    ]);
+    expect(list.scenarios[0]!.alsoFrom).toEqual([{ kind: 'file', file: 'b.json' }]);
+    const [bad, valid, worse] = list.scenarios;
+    expect(bad!.id).toMatch(/^[0-9a-f]{16}$/);
+    expect(bad!.id).not.toBe(worse!.id);
+    expect(bad!.solveKey).toBe(bad!.id);
+    expect(valid!.id).toBe(scenarioId(twoSites()));
+    // Fixing the file (here: to the valid scenario) changes its id and so the batch key.
+    const fixed = buildScenarioList([{ kind: 'scenario', file: 'a.json', spec: twoSites() }, { kind: 'scenario', file: 'two-sites.json', spec: twoSites() }]);
+    expect(fixed.scenarios.map((s) => s.id)).not.toContain(bad!.id);
+    expect(fixed.batchKey).not.toBe(list.batchKey);
+  });
+
+  it('a sweep whose axis path fits no point is one invalid entry naming the sweep file and the axis; a points sweep is split per point', () => {
+    const axes = sweep({ axes: { 'cluster.links[7].bandwidthGbps': [100, 200] } });
+    const points = parseSweep({ version: 1, sweep: 'p', base: 'x.json', points: [{ 'cluster.links[7].bandwidthGbps': 100 }, { 'cluster.links[0].bandwidthGbps': 800 }] }, 'points.json');
+    const list = buildScenarioList([
+      { kind: 'sweep', file: 'sweep.json', sweep: axes, base: twoSites(), baseSource: 'base.json' },
+      { kind: 'sweep', file: 'points.json', sweep: points, base: twoSites(), baseSource: 'base.json' },
+    ]);
+    expect(list.scenarios.map((s) => s.invalid ?? null)).toEqual([
+      'sweep.json: axes["cluster.links[7].bandwidthGbps"]: index 7 is out of range: cluster.links has 1 element in the base scenario',
+      'points.json: points[0]["cluster.links[7].bandwidthGbps"]: index 7 is out of range: cluster.links has 1 element in the base scenario',
+      null,
+    ]);
+    expect(list.scenarios[0]!.source).toEqual({ kind: 'file', file: 'sweep.json' });
+    expect(list.scenarios[1]!.source).toEqual({ kind: 'sweep', file: 'points.json', sweep: 'p', pointIndex: 0, axes: { 'cluster.links[7].bandwidthGbps': 100 } });
+    // Only the sweep that expanded gets charts.
+    expect(list.sweeps.map((s) => s.file)).toEqual(['points.json']);
   });
 });
 
@@ -176,6 +236,73 @@ describe('merge', () => {
   it('refuses to call records of different batches complete', () => {
     const report = mergeRecords([record({ id: 'a', ordinal: 0 }), record({ id: 'b', ordinal: 1, batchKey: 'other' })]);
     expect(report.problems[0]).toContain('2 different batches');
+  });
+});
+
+describe('invalid records in merge, summary and CSV', () => {
+  const invalid = (id: string, ordinal: number, error: string) => record({ id, ordinal, status: 'invalid', error, name: null, iterationTimeS: null, mfu: null, gap: null, lowerBoundS: null, productionSpeedup: null });
+
+  it('merge counts an invalid record as a result (complete), and prefers a solved record of the same id', () => {
+    const report = mergeRecords([invalid('a', 0, 'a.json: malformed JSON'), record({ id: 'b', ordinal: 1 }), invalid('c', 2, 'c.json: version: required (1)'), record({ id: 'c', ordinal: 2 })]);
+    expect(report.records.map((r) => [r.id, r.status])).toEqual([['a', 'invalid'], ['b', 'optimal'], ['c', 'optimal']]);
+    expect(report.missing).toEqual([]);
+    expect(report.problems).toEqual([]);
+  });
+
+  it('the summary counts and lists them; the CSV carries their error', () => {
+    const records = [invalid('a', 0, 'bad.json: malformed JSON at line 1, column 2: unexpected "b"'), record({ id: 'b', ordinal: 1 })];
+    expect(statusCounts(records)).toBe('2 scenarios: 1 optimal, 1 invalid');
+    const table = summaryTable(records).split('\n');
+    expect(table[2]).toMatch(/^\(no name\) \(f\.json\)\s+invalid\s+-\s+-\s+-\s+-$/);
+    const rows = parseCsv(resultsCsv(records)) as string[][];
+    const header = rows[0]!;
+    expect(rows[1]![header.indexOf('status')]).toBe('invalid');
+    expect(rows[1]![header.indexOf('error')]).toBe('bad.json: malformed JSON at line 1, column 2: unexpected "b"');
+    expect(rows[1]![header.indexOf('iterationTimeS')]).toBe('');
+  });
+});
+
+describe('resume after inputs changed', () => {
+  const before = buildScenarioList([
+    { kind: 'invalid', file: 'a.json', error: 'a.json: malformed JSON at line 1, column 2: unexpected "b"', fingerprint: '{bad' },
+    { kind: 'scenario', file: 'two-sites.json', spec: twoSites() },
+  ]);
+  const asRecord = (s: (typeof before.scenarios)[number], list: typeof before) => record({
+    id: s.id, ordinal: s.ordinal, total: list.scenarios.length, batchKey: list.batchKey, source: s.source, alsoFrom: s.alsoFrom,
+    ...(s.invalid !== undefined ? { status: 'invalid' as const, error: s.invalid } : {}),
+  });
+  const written = [...before.scenarios.map((s) => asRecord(s, before)), record({ id: 'elsewhere', ordinal: 0, status: 'invalid', source: { kind: 'file', file: 'not-an-input.json' } })];
+
+  it('the same inputs: nothing changes', () => {
+    const resumed = reconcileResumed(written, before);
+    expect(resumed.changed).toBe(false);
+    expect(resumed.records).toEqual(written);
+  });
+
+  it('a fixed file: its invalid record is dropped, the others are carried into the new batch', () => {
+    const after = buildScenarioList([
+      { kind: 'scenario', file: 'a.json', spec: { ...twoSites(), name: 'fixed' } },
+      { kind: 'scenario', file: 'two-sites.json', spec: twoSites() },
+    ]);
+    const resumed = reconcileResumed(written, after);
+    expect(resumed.changed).toBe(true);
+    expect(resumed.superseded.map((r) => r.source.file)).toEqual(['a.json']);
+    // The record of another file stays (not counted by the batch); the solved one joins the new batch.
+    expect(resumed.records.map((r) => [r.id, r.ordinal, r.total, r.batchKey])).toEqual([
+      [scenarioId(twoSites()), 1, 2, after.batchKey],
+      ['elsewhere', 0, 3, 'k'],
+    ]);
+    expect(resumed.carriedOver).toBe(1);
+    // The carried-over record keeps its answer and timing.
+    expect(resumed.records[0]!.timing).toEqual(written[1]!.timing);
+  });
+
+  it('a file still invalid keeps its record', () => {
+    const resumed = reconcileResumed(written, buildScenarioList([
+      { kind: 'invalid', file: 'a.json', error: 'a.json: malformed JSON at line 1, column 2: unexpected "b"', fingerprint: '{bad' },
+    ]));
+    expect(resumed.superseded).toEqual([]);
+    expect(resumed.records.map((r) => r.id)).toEqual(written.map((r) => r.id));
   });
 });
 

@@ -7,8 +7,8 @@ import type { PlanResult } from '../solve/plan-result';
 import type { BatchScenario, ScenarioSource } from './scenario-list';
 
 /**
- * optimal/feasible/infeasible/unknown: as `plan` reports them. invalid: the scenario failed
- * validation. error: the solve threw or crashed its worker. timeout: it ran past its budget
+ * optimal/feasible/infeasible/unknown: as `plan` reports them. invalid: the input is not a
+ * valid scenario (it failed validation, or is malformed JSON, an invalid sweep or sweep point). error: the solve threw or crashed its worker. timeout: it ran past its budget
  * (time limit + grace) and its worker was terminated.
  */
 export const RECORD_STATUSES = ['optimal', 'feasible', 'infeasible', 'unknown', 'invalid', 'error', 'timeout'] as const;

@@ -3,14 +3,15 @@
  * as soon as it exists. What is cached: scenarios whose content is equal except for `name`
  * (equal solve key) are solved once and the result is copied to each; on resume, a solve key
  * already answered in the results file is copied instead of solved again. Invalid scenarios
- * are recorded without a worker. Failures of one scenario never stop the others.
+ * (and inputs that are no scenario at all: malformed JSON, invalid sweeps) are recorded without
+ * a worker, their error one line naming the file and the JSON path. Failures of one scenario never stop the others.
  */
 import * as path from 'path';
 import type { IntervalModel } from '../model/prediction-interval';
 import { parseScenario } from '../model/scenario';
-import { ScenarioValidationError } from '../model/validation-error';
+import { ScenarioValidationError, formatIssuesOneLine } from '../model/validation-error';
 import { failedOutcome, makeRecord, type BatchRecord, type RecordContext, type SolveOutcome } from './record';
-import type { BatchScenario } from './scenario-list';
+import { sourceForMessages, type BatchScenario } from './scenario-list';
 import type { SolveTask } from './solve-task';
 import { WorkerPool } from './worker-pool';
 
@@ -66,10 +67,14 @@ export async function runBatch(pending: readonly BatchScenario[], options: RunBa
   const groups = new Map<string, BatchScenario[]>();
   for (const scenario of pending) {
     if (options.signal?.aborted) return { interrupted: true, solves: 0, cacheHits, workersReplaced: 0 };
+    if (scenario.invalid !== undefined) {
+      onRecord(makeRecord(scenario, failedOutcome('invalid', scenario.invalid), context, 0, null));
+      continue;
+    }
     try {
       parseScenario(scenario.spec);
     } catch (error) {
-      const message = error instanceof ScenarioValidationError ? error.message.split('\n').join('; ') : `validation threw: ${String(error)}`;
+      const message = error instanceof ScenarioValidationError ? formatIssuesOneLine(error.issues, sourceForMessages(scenario.source)) : `validation threw: ${String(error)}`;
       onRecord(makeRecord(scenario, failedOutcome(error instanceof ScenarioValidationError ? 'invalid' : 'error', message), context, 0, null));
       continue;
     }

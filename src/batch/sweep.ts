@@ -3,12 +3,13 @@
  * product of `axes` (first axis varying slowest) or the explicit `points`. Pure: the base
  * scenario comes in already read. A path that does not fit the base scenario, or names a key
  * the scenario spec does not have, is a {@link ScenarioValidationError} naming the sweep file
- * and the axis; a generated scenario that is invalid for other reasons is not an error here
- * (the batch records it as `invalid`).
+ * and the axis (for `points`, a point with such a path is returned with its error instead, and
+ * the other points are expanded); a generated scenario that is invalid for other reasons is
+ * not an error here (the batch records it as `invalid`).
  */
 import { scenarioSchema } from '../model/scenario-schema';
 import { sweepSchema, type SweepSpec } from '../model/sweep-schema';
-import { ScenarioValidationError, formatPath, issuesFromZod, type InputIssue } from '../model/validation-error';
+import { ScenarioValidationError, formatIssuesOneLine, formatPath, issuesFromZod, type InputIssue } from '../model/validation-error';
 import { formatSegments, parseSpecPath, setAtPath, type PathSegment } from './spec-path';
 
 /** One axis value of a generated scenario. */
@@ -25,6 +26,8 @@ export interface GeneratedScenario {
   /** 0-based position of the point in the expansion. */
   readonly pointIndex: number;
   readonly point: readonly AxisValue[];
+  /** Why the point could not be generated (a path that does not fit the base scenario; `points` only): `spec` is null then. */
+  readonly invalid?: string;
 }
 
 export interface ExpandedSweep {
@@ -71,23 +74,31 @@ export function expandSweep(sweep: SweepSpec, base: unknown, source: string, bas
   }
   const issues: InputIssue[] = [];
   const parsedPaths = new Map<string, PathSegment[]>();
-  const checkPath = (path: string, where: string, sample: unknown): void => {
+  const pathProblems = new Map<string, string>();
+  const checkPath = (path: string, where: string, sample: unknown, into: InputIssue[]): void => {
     if (parsedPaths.has(path)) return;
-    const segments = parseSpecPath(path);
-    if (!segments) {
-      issues.push({ path: where, message: `"${path}" is not a spec path (expected keys and [index], e.g. cluster.links[0].bandwidthGbps)` });
-      return;
+    let message = pathProblems.get(path);
+    if (message === undefined) {
+      const segments = parseSpecPath(path);
+      message = !segments ? `"${path}" is not a spec path (expected keys and [index], e.g. cluster.links[0].bandwidthGbps)` : checkAxisPath(base, segments, sample);
+      if (message === undefined) {
+        parsedPaths.set(path, segments!);
+        return;
+      }
+      pathProblems.set(path, message);
     }
-    const message = checkAxisPath(base, segments, sample);
-    if (message) issues.push({ path: where, message });
-    else parsedPaths.set(path, segments);
+    into.push({ path: where, message });
   };
+  // Per point (points only): the issues of each point; a point with any is not generated.
+  const pointIssues: InputIssue[][] = [];
   if (sweep.axes) {
-    for (const [path, values] of Object.entries(sweep.axes)) checkPath(path, `axes[${JSON.stringify(path)}]`, values[0]);
+    for (const [path, values] of Object.entries(sweep.axes)) checkPath(path, `axes[${JSON.stringify(path)}]`, values[0], issues);
   } else {
     sweep.points!.forEach((point, i) => {
-      if (Object.keys(point).length === 0) issues.push({ path: `points[${i}]`, message: 'sets no path' });
-      for (const [path, value] of Object.entries(point)) checkPath(path, `points[${i}][${JSON.stringify(path)}]`, value);
+      const mine: InputIssue[] = [];
+      if (Object.keys(point).length === 0) mine.push({ path: `points[${i}]`, message: 'sets no path' });
+      for (const [path, value] of Object.entries(point)) checkPath(path, `points[${i}][${JSON.stringify(path)}]`, value, mine);
+      pointIssues.push(mine);
     });
   }
   if (issues.length > 0) throw new ScenarioValidationError(issues, source);
@@ -100,7 +111,12 @@ export function expandSweep(sweep: SweepSpec, base: unknown, source: string, bas
 
   if (sweep.points) {
     const axes = [...new Set(sweep.points.flatMap((p) => Object.keys(p)))];
-    const scenarios = sweep.points.map((point, i) => make(Object.entries(point).map(([path, value]) => ({ path, value, index: i })), i));
+    const scenarios = sweep.points.map((point, i): GeneratedScenario => {
+      const assignments = Object.entries(point).map(([path, value]) => ({ path, value, index: i }));
+      if (pointIssues[i]!.length === 0) return make(assignments, i);
+      const labels = assignments.map((a) => ({ path: a.path, index: a.index, label: labelOf(a.value, a.index) }));
+      return { spec: null, pointIndex: i, point: labels, invalid: formatIssuesOneLine(pointIssues[i]!) };
+    });
     return { name: sweep.sweep, axes, scenarios };
   }
   const axes = Object.entries(sweep.axes!);

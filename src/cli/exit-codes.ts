@@ -3,7 +3,11 @@ export const EXIT = {
   ok: 0,
   /** A bug: anything thrown that is not a validation error. */
   internalError: 1,
-  /** Invalid input or usage. */
+  /**
+   * Invalid input or usage. Not for `batch` inputs that are invalid: those become `invalid`
+   * records and the batch exits 0 (like `error` and `timeout` records); `batch` exits 2 only when
+   * it cannot start (a missing path, an empty folder, bad options).
+   */
   invalidInput: 2,
   /** The scenario is valid but no plan fits (`plan`, `diagnose`). */
   noPlanFits: 3,

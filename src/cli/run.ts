@@ -136,6 +136,7 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('charts', { type: 'boolean', default: true, describe: 'Write an SVG chart per swept axis next to --out (--no-charts to skip)' })
         .option('quiet', { type: 'boolean', default: false, describe: 'No progress' })
         .option('calibration', { type: 'string', describe: 'Calibration profile (scaleacross calibrate --out) applied to every scenario' })
+        .epilog('An input that is not a valid scenario or sweep (malformed JSON, a missing section, a sweep path that does not fit its base) is recorded as invalid, with its error on one line naming the file and the JSON path, and the rest runs; the invalid inputs are listed on stderr at the end. Exit 0 once every input has a record (invalid ones included); 2 when the batch cannot start (a path that does not exist, a folder without *.json files, bad options, --out holding results without --resume); 130 interrupted. --resume skips what the results file already has, by content: a fixed input runs again.')
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
           if (!(a.gap >= 0 && a.gap < 1)) throw new UsageError('--gap must be in [0, 1)');

@@ -56,6 +56,15 @@ export function formatIssues(issues: readonly InputIssue[], source?: string): st
   return issues.map((issue) => `${where}${issue.path === '' ? '' : `${issue.path}: `}${issue.message}`).join('\n');
 }
 
+/**
+ * All issues on one line, the file named once: `file.json: version: required (1); name: is required (a string)`
+ * (batch records, whose error is one line of a results file).
+ */
+export function formatIssuesOneLine(issues: readonly InputIssue[], source?: string): string {
+  const text = issues.map((issue) => `${issue.path === '' ? '' : `${issue.path}: `}${issue.message}`).join('; ').replace(/\s*\n\s*/g, ' ');
+  return source ? `${source}: ${text}` : text;
+}
+
 /** Converts zod issues into path-named input issues, with readable messages for the common cases. */
 export function issuesFromZod(error: z.ZodError, prefix = ''): InputIssue[] {
   return error.issues.map((issue) => ({
@@ -75,16 +84,48 @@ function describeZodIssue(issue: z.core.$ZodIssue): string {
       if (issue.expected === 'int' && typeof issue.input === 'number') return `must be an integer, got ${issue.input}`;
       return `must be ${expected}, got ${describeValue(issue.input)}`;
     }
-    case 'invalid_value':
+    case 'invalid_value': {
+      // A missing literal or enum value says what is required instead of `got undefined`.
+      if (issue.input === undefined) return `required (${issue.values.length === 1 ? JSON.stringify(issue.values[0]) : `one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`})`;
       return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${describeValue(issue.input)}`;
+    }
+    case 'invalid_union': {
+      // zod's own message is "Invalid input"; when every alternative failed on the type of the value itself, name the alternatives.
+      const alternatives = issue.errors.map((branch) => {
+        const atValue = branch.find((i) => i.path.length === 0 && (i.code === 'invalid_type' || i.code === 'invalid_value'));
+        return atValue ? expectedOf(atValue) : undefined;
+      });
+      if (alternatives.length === 0 || alternatives.some((a) => a === undefined)) return issue.input === undefined ? 'is required' : issue.message;
+      const names = [...new Set(alternatives as string[])];
+      const expected = names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
+      return issue.input === undefined ? `is required (${expected})` : `must be ${expected}, got ${describeValue(issue.input)}`;
+    }
+    case 'too_small':
+    case 'too_big': {
+      // zod's defaults ("Too small: expected array to have >=2 items") in the words of the other messages; custom messages stay.
+      if (!/^Too (small|big)/.test(issue.message)) return issue.message;
+      const bound = Number(issue.code === 'too_small' ? issue.minimum : issue.maximum);
+      const least = issue.code === 'too_small';
+      if (issue.origin === 'array') return `must have ${least ? 'at least' : 'at most'} ${bound} item${bound === 1 ? '' : 's'}${Array.isArray(issue.input) ? `, has ${issue.input.length}` : ''}`;
+      if (issue.origin === 'string') return least && bound === 1 ? 'must not be empty' : `must have ${least ? 'at least' : 'at most'} ${bound} character${bound === 1 ? '' : 's'}`;
+      const relation = least ? (issue.inclusive ? 'at least' : 'more than') : (issue.inclusive ? 'at most' : 'less than');
+      return `must be ${relation} ${bound}${typeof issue.input === 'number' ? `, got ${issue.input}` : ''}`;
+    }
     default:
       return issue.message;
   }
 }
 
 const EXPECTED_NAMES: Record<string, string> = {
-  int: 'an integer', number: 'a number', object: 'an object', string: 'a string', array: 'an array', boolean: 'true or false', tuple: 'an array',
+  int: 'an integer', number: 'a number', object: 'an object', record: 'an object', string: 'a string', array: 'an array', boolean: 'true or false', tuple: 'an array',
 };
+
+/** What one alternative of a union expected at the value itself: `a string`, `1`, `one of "a", "b"`. */
+function expectedOf(issue: z.core.$ZodIssue): string | undefined {
+  if (issue.code === 'invalid_type') return EXPECTED_NAMES[issue.expected] ?? issue.expected;
+  if (issue.code === 'invalid_value') return issue.values.map((v) => JSON.stringify(v)).join(' or ');
+  return undefined;
+}
 
 function describeValue(value: unknown): string {
   if (value === null) return 'null';

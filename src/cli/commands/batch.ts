@@ -8,11 +8,12 @@ import { resultsCsv } from '../../batch/csv';
 import type { BatchRecord } from '../../batch/record';
 import { runBatch } from '../../batch/run-batch';
 import { buildScenarioList, describeSource, type BatchScenario } from '../../batch/scenario-list';
+import { reconcileResumed } from '../../batch/resume';
 import { inShard, parseShard, type Shard } from '../../batch/shard';
 import { statusCounts, summaryTable } from '../../batch/summary';
 import { axisSlug, sweepChartSvg } from '../../batch/svg-chart';
 import { readBatchInputs } from '../../io/batch-inputs';
-import { ResultsAppender, hasContent, readResultsFile, writeFileAtomically } from '../../io/results-store';
+import { ResultsAppender, hasContent, readResultsFile, writeFileAtomically, writeResultsFile } from '../../io/results-store';
 import { createBatchProgress } from '../batch-progress';
 import { profileIntervalModel, profileValues } from '../../calibration/apply-profile';
 import { readCalibrationProfile } from '../../io/calibration-files';
@@ -51,6 +52,9 @@ export function defaultWorkerCount(): number {
 
 const shellQuote = (arg: string): string => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);
 
+/** Invalid inputs listed on stderr at the end of a batch. */
+const MAX_INVALID_LISTED = 20;
+
 /** `results.ndjson` -> `results`, the stem of the chart files. */
 const outStem = (out: string): string => out.replace(/\.(ndjson|jsonl|json)$/i, '');
 
@@ -75,14 +79,25 @@ export async function runBatchCommand(args: BatchArgs, output: Output, env: Batc
   const mine = list.scenarios.filter((s) => !shard || inShard(s.id, shard));
   const mineIds = new Set(mine.map((s) => s.id));
 
-  const existing = args.resume ? readResultsFile(args.out, true) : { records: [], droppedTailBytes: 0 };
-  if (existing.droppedTailBytes > 0) output.err(`${args.out}: dropped an unfinished last line (${existing.droppedTailBytes} bytes) left by an interrupted write`);
+  const read = args.resume ? readResultsFile(args.out, true) : { records: [], droppedTailBytes: 0 };
+  if (read.droppedTailBytes > 0) output.err(`${args.out}: dropped an unfinished last line (${read.droppedTailBytes} bytes) left by an interrupted write`);
+  // Inputs that changed since (a fixed file has a new content id): their invalid records are dropped, the rest carried over.
+  const resumed = reconcileResumed(read.records, list);
+  const existing = { records: resumed.records };
   const doneById = new Map<string, BatchRecord>();
   for (const record of existing.records) if (mineIds.has(record.id) && !doneById.has(record.id)) doneById.set(record.id, record);
   const otherCalibration = existing.records.find((r) => mineIds.has(r.id) && r.calibration !== calibrationLabel);
   if (otherCalibration) {
     const what = (label: string | undefined) => (label === undefined ? 'the committed constants' : `calibration ${label}`);
     throw new UsageError(`${args.out} holds results computed with ${what(otherCalibration.calibration)}; this batch uses ${what(calibrationLabel)}: write to another --out`);
+  }
+  if (resumed.changed) {
+    writeResultsFile(args.out, resumed.records);
+    if (resumed.superseded.length > 0) {
+      const files = [...new Set(resumed.superseded.map((r) => r.source.file))];
+      output.err(`${args.out}: dropped ${resumed.superseded.length} invalid record(s) of input(s) changed since (${files.slice(0, 3).join(', ')}${files.length > 3 ? ', ...' : ''}): their inputs run again`);
+    }
+    if (resumed.carriedOver > 0) output.err(`${args.out}: ${resumed.carriedOver} record(s) carried over into this batch (its inputs changed since they were written)`);
   }
   const foreign = existing.records.filter((r) => !mineIds.has(r.id)).length;
   if (foreign > 0) output.err(`${args.out}: ${foreign} record(s) are not scenarios of this batch${shard ? ' shard' : ''}; kept, not counted`);
@@ -157,5 +172,12 @@ export async function runBatchCommand(args: BatchArgs, output: Output, env: Batc
   output.out(`${statusCounts(records)}${shard ? ` (shard ${shard.index}/${shard.count} of ${list.scenarios.length})` : ''}; ${report.solves} solved by ${Math.min(workers, Math.max(1, report.solves))} worker(s)${extra.length > 0 ? `; ${extra.join('; ')}` : ''}`);
   if (calibrationLabel !== undefined) output.out(`calibration: ${calibrationLabel}`);
   output.out(`wrote ${written.join(', ')}`);
+  // Invalid inputs do not stop the batch nor change its exit code (every input has its record); say which and why.
+  const invalid = records.filter((r) => r.status === 'invalid');
+  if (invalid.length > 0) {
+    output.err(`${invalid.length} invalid input(s), recorded as invalid (fix them and rerun with --resume):`);
+    for (const r of invalid.slice(0, MAX_INVALID_LISTED)) output.err(`  ${r.error}`);
+    if (invalid.length > MAX_INVALID_LISTED) output.err(`  ... and ${invalid.length - MAX_INVALID_LISTED} more (the "error" of each record in ${args.out})`);
+  }
   return EXIT.ok;
 }
