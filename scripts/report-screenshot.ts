@@ -1,6 +1,8 @@
 /**
  * Writes docs/images/report-two-buildings.png: the HTML report of the built-in two-building
- * example (a 10 s search, with bound and baselines), screenshotted in headless Chromium.
+ * example (a 10 s search, with bound and baselines), screenshotted in headless Chromium, and
+ * beside it the plan it shows (report-two-buildings.plan.json), which
+ * test/report-screenshot-plan.test.ts compares with the plan the planner returns today.
  * Run with `npm run report:screenshot`.
  */
 import * as fs from 'fs';
@@ -11,10 +13,13 @@ import { reportFromPlanResult } from '../src/report/report-data';
 import { plan } from '../src/solve/plan';
 import { launchChromium } from './browser';
 
+/** The search's time limit for the screenshot (the CLI's default). */
+const SCREENSHOT_TIME_LIMIT_S = 10;
+
 async function main(): Promise<void> {
   const root = path.join(__dirname, '..', '..');
   const scenario = loadScenario(path.join(root, 'fixtures', 'llama3-405b-two-buildings.json'));
-  const result = await plan(scenario, { timeLimitS: 10 });
+  const result = await plan(scenario, { timeLimitS: SCREENSHOT_TIME_LIMIT_S });
   const html = htmlReport(reportFromPlanResult(scenario, result));
   const out = path.join(root, 'docs', 'images', 'report-two-buildings.png');
   fs.mkdirSync(path.dirname(out), { recursive: true });
@@ -26,7 +31,10 @@ async function main(): Promise<void> {
   } finally {
     await browser.close();
   }
-  process.stdout.write(`wrote ${out} (${(fs.statSync(out).size / 1024).toFixed(0)} KiB)\n`);
+  const recorded = path.join(root, 'docs', 'images', 'report-two-buildings.plan.json');
+  const shown = { scenario: 'fixtures/llama3-405b-two-buildings.json', timeLimitS: SCREENSHOT_TIME_LIMIT_S, iterationTimeS: result.evaluation?.predicted.iterationTimeS, plan: result.plan };
+  fs.writeFileSync(recorded, `${JSON.stringify(shown, null, 2)}\n`);
+  process.stdout.write(`wrote ${out} (${(fs.statSync(out).size / 1024).toFixed(0)} KiB) and ${recorded}\n`);
 }
 
 main().catch((error) => {
