@@ -5,13 +5,21 @@
  * (checked here against exhaustive search), and a seed that does not lay out is dropped. Batches
  * send neighbouring points in chunks (guided sizes).
  */
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import type { BatchRecord } from '../src/batch/record';
 import { chunkSize } from '../src/batch/run-batch';
+import { TEST_CRASH_ENV, TEST_CRASH_MARKER } from '../src/batch/solve-task';
 import { NeighbourSeeds, neighbourShape, seedsOf } from '../src/batch/neighbour-seeds';
 import { FULL_SPACE } from '../src/formulation/search-space';
 import { parseScenario } from '../src/model/scenario';
 import { exhaustiveSearch } from '../src/solve/exhaustive';
 import { plan, seedsFor } from '../src/solve/plan';
-import { clone, readFixture } from './helpers/fixtures';
+import { ROOT, clone, readFixture } from './helpers/fixtures';
+
+const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
 
 type Spec = { name: string; training: { globalBatchSeqs: number }; model: { layers: number }; cluster: { sites: { name: string; gpus: number; gpuType: string }[]; links: { bandwidthGbps: number; rttMs: number }[] }; search: Record<string, unknown> };
 const base = readFixture('small/two-sites') as Spec;
@@ -107,4 +115,39 @@ describe('chunks of neighbouring points per worker message', () => {
       expect(chunkSize(4 * workers - 1, workers)).toBe(1);
     }
   });
+});
+
+describe('a batch sent in chunks', () => {
+  it('answers every scenario exactly once when a worker dies in the middle of a chunk (the rest of the chunk runs on its replacement)', async () => {
+    // 40 one-site scenarios in a folder: with 2 workers the chunks are 0-4, 5-8, 9-11, 12-14, ...;
+    // the crash is the second of the third chunk, so the third is handed back unrun. Through the built CLI: the crash hook reads the
+    // worker's environment, which the test process's environment reaches only through a child.
+    const base = readFixture('small/one-site') as { name: string; training: { globalBatchSeqs: number }; cluster: { sites: { gpus: number }[] } };
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'scaleacross-chunks-'));
+    const out = path.join(folder, 'results.ndjson');
+    const inputs = path.join(folder, 'in');
+    fs.mkdirSync(inputs);
+    for (let i = 0; i < 40; i++) {
+      const spec = clone(base);
+      spec.name = i === 10 ? `chunked ${TEST_CRASH_MARKER}` : `chunked ${i}`;
+      spec.cluster.sites[0]!.gpus = 8 * (1 + (i % 4));
+      spec.training.globalBatchSeqs = 8 * (1 + Math.floor(i / 4));
+      fs.writeFileSync(path.join(inputs, `s${String(i).padStart(2, '0')}.json`), JSON.stringify(spec));
+    }
+    const starts: number[] = [];
+    for (let next = 0; next < 40; next += chunkSize(40 - next, 2)) starts.push(next);
+    expect(starts.slice(0, 4)).toEqual([0, 5, 9, 12]);
+    const run = spawnSync(process.execPath, [CLI, 'batch', inputs, '--out', out, '--workers', '2', '--time-limit', '2', '--no-baselines', '--no-charts', '--quiet'],
+      { cwd: ROOT, env: { ...process.env, [TEST_CRASH_ENV]: 'exit' }, encoding: 'utf8' });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('1 worker(s) replaced');
+    const written = fs.readFileSync(out, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as BatchRecord);
+    expect(written).toHaveLength(40);
+    expect(new Set(written.map((r) => r.name)).size).toBe(40);
+    const crashed = written.filter((r) => r.status === 'error');
+    expect(crashed.map((r) => r.name)).toEqual([`chunked ${TEST_CRASH_MARKER}`]);
+    expect(crashed[0]!.error).toMatch(/worker exited with code 70/);
+    expect(written.filter((r) => r.status !== 'error').every((r) => ['optimal', 'feasible'].includes(r.status))).toBe(true);
+    fs.rmSync(folder, { recursive: true, force: true });
+  }, 300_000);
 });
