@@ -10,7 +10,13 @@ import { fieldKey, type FieldKey } from '../src/formulation/field-key';
 import type { ParallelConfig } from '../src/formulation/search-space';
 import { SCHEDULES } from '../src/model/plan-schema';
 import type { StageTimePlan } from '../src/model/stage-cost';
-import { loadFixture } from './helpers/fixtures';
+import { applyFactorValues } from '../src/calibration/apply-profile';
+import { FULL_SPACE } from '../src/formulation/search-space';
+import { CALIBRATION } from '../src/model/calibration-constants';
+import { parseScenario } from '../src/model/scenario';
+import { PP_ACROSS_SPACE, PRODUCTION_SPACE } from '../src/solve/plan';
+import { enumerateCandidates } from '../src/solve/candidates';
+import { loadFixture, readFixture } from './helpers/fixtures';
 
 const base: ParallelConfig = { tp: 2, cp: 1, ep: 1, expertTp: 2, pp: 2, microBatchSeqs: 1, schedule: 'interleaved', virtualStages: 2, recompute: 'none', zero: 1 };
 
@@ -68,5 +74,26 @@ describe('cache keys', () => {
     // @ts-expect-error 'dp' is not a field of the type
     fieldKey<StageTimePlan>()(['tp', 'cp', 'ep', 'expertTp', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute', 'recomputeModules', 'dp']);
     expect(fieldKey<StageTimePlan>()(['tp', 'cp', 'ep', 'expertTp', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute', 'recomputeModules']).fields).toEqual(stageTimeKey.fields);
+  });
+
+  it('the enumeration tables shared by the searches of one scenario object are rebuilt when a calibration constant changes', () => {
+    const spec = readFixture('small/two-sites');
+    const scenario = parseScenario(spec);
+    const bounds = (s: typeof scenario, space = FULL_SPACE) => enumerateCandidates(s, space).map((c) => [c.config, c.dp, c.quickBoundS]);
+    // The same object enumerated again, and in the baselines' spaces, gives what a fresh object gives.
+    const first = bounds(scenario);
+    expect(bounds(scenario)).toEqual(first);
+    expect(bounds(scenario, PRODUCTION_SPACE)).toEqual(bounds(parseScenario(spec), PRODUCTION_SPACE));
+    expect(bounds(scenario, PP_ACROSS_SPACE)).toEqual(bounds(parseScenario(spec), PP_ACROSS_SPACE));
+    // A profile that changes GEMM efficiency changes stage times: the same object must not be served stale tables.
+    const restore = applyFactorValues({ matmulPeakEfficiency: CALIBRATION.matmulPeakEfficiency * 0.5 });
+    try {
+      const slower = bounds(scenario);
+      expect(slower).toEqual(bounds(parseScenario(spec)));
+      expect(slower).not.toEqual(first);
+    } finally {
+      restore();
+    }
+    expect(bounds(scenario)).toEqual(first);
   });
 });

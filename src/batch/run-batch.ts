@@ -96,26 +96,34 @@ export async function runBatch(pending: readonly BatchScenario[], options: RunBa
   const onAbort = (): void => pool.cancelAll();
   options.signal?.addEventListener('abort', onAbort);
   let solves = 0;
-  let next = 0;
+  // Groups not yet sent, in input order (sweep neighbours next to each other); a chunk handed
+  // back unrun after a crash or a timeout goes to the front.
+  const remaining = [...queue];
   const runner = async (): Promise<void> => {
-    while (next < queue.length && !options.signal?.aborted) {
-      const group = queue[next++]!;
-      const leader = group[0]!;
-      const startedMs = performance.now();
-      const task: SolveTask = { spec: leader.spec, timeLimitS: options.timeLimitS, gap: options.gap, baselines: options.baselines, ...(options.calibration ? { calibration: options.calibration } : {}), ...(options.intervalModel ? { intervalModel: options.intervalModel } : {}) };
-      const outcome = await pool.run(task);
-      if (outcome.kind === 'cancelled') return;
-      const wallTimeS = (performance.now() - startedMs) / 1000;
-      const result = outcome.kind === 'done'
-        ? outcome.value
-        : outcome.kind === 'crashed'
-          ? failedOutcome('error', outcome.message)
-          : { status: 'timeout' as const, error: `no result within ${outcome.budgetS} s (time limit ${options.timeLimitS} s + grace ${options.graceS} s); worker terminated` };
-      solves++;
-      group.forEach((scenario, i) => {
-        onRecord(makeRecord(scenario, result, context, wallTimeS, i === 0 ? null : leader.id));
-        if (i > 0) cacheHits++;
+    while (remaining.length > 0 && !options.signal?.aborted) {
+      const chunk = remaining.splice(0, chunkSize(remaining.length, pool.size));
+      const task = (leader: BatchScenario): SolveTask => ({ spec: leader.spec, timeLimitS: options.timeLimitS, gap: options.gap, baselines: options.baselines, ...(options.calibration ? { calibration: options.calibration } : {}), ...(options.intervalModel ? { intervalModel: options.intervalModel } : {}) });
+      let startedMs = performance.now();
+      const ran = await pool.runChunk(chunk.map((group) => task(group[0]!)), (index, outcome) => {
+        if (outcome.kind === 'cancelled') return;
+        const group = chunk[index]!;
+        const leader = group[0]!;
+        const now = performance.now();
+        const wallTimeS = (now - startedMs) / 1000;
+        startedMs = now;
+        const result = outcome.kind === 'done'
+          ? outcome.value
+          : outcome.kind === 'crashed'
+            ? failedOutcome('error', outcome.message)
+            : { status: 'timeout' as const, error: `no result within ${outcome.budgetS} s (time limit ${options.timeLimitS} s + grace ${options.graceS} s); worker terminated` };
+        solves++;
+        group.forEach((scenario, i) => {
+          onRecord(makeRecord(scenario, result, context, wallTimeS, i === 0 ? null : leader.id));
+          if (i > 0) cacheHits++;
+        });
       });
+      if (options.signal?.aborted) return;
+      if (ran < chunk.length) remaining.unshift(...chunk.slice(ran));
     }
   };
   try {
@@ -125,6 +133,15 @@ export async function runBatch(pending: readonly BatchScenario[], options: RunBa
     await pool.close();
   }
   return { interrupted: options.signal?.aborted ?? false, solves, cacheHits, workersReplaced: pool.replacements };
+}
+
+/**
+ * Scenarios per worker message: guided scheduling, large chunks while much is left (tiny
+ * scenarios then cost one message per chunk, not one each), one at a time at the end so that
+ * the workers finish together; at most 16, so that an interrupted chunk loses little.
+ */
+export function chunkSize(remaining: number, workers: number): number {
+  return Math.max(1, Math.min(16, Math.floor(remaining / (4 * Math.max(1, workers)))));
 }
 
 /** A record for `scenario` carrying the answer of an earlier record with the same solve key. */

@@ -1,7 +1,9 @@
 /**
- * Entry point of a batch worker thread: solves the scenarios it is sent, one at a time, with
- * one chain of MIP backends kept for the worker's life (HiGHS loaded and compiled once, not
- * once per scenario). Anything a solve throws becomes an `invalid` or `error` outcome; a crash
+ * Entry point of a batch worker thread: solves the scenarios it is sent (a chunk of neighbouring
+ * sweep points per message), one at a time, answering each as soon as it is done, with one chain
+ * of MIP backends kept for the worker's life (HiGHS loaded and compiled once, not once per
+ * scenario), and the plans of the last scenario as seeds for the next when they are sweep
+ * neighbours (neighbour-seeds.ts). Anything a solve throws becomes an `invalid` or `error` outcome; a crash
  * that escapes (or the test hook below) ends the thread, and the pool records it and replaces it.
  */
 import { parentPort } from 'worker_threads';
@@ -11,10 +13,13 @@ import { parseScenario } from '../model/scenario';
 import { ScenarioValidationError } from '../model/validation-error';
 import type { MipBackend } from '../solve/mip-backend';
 import { defaultBackends, plan } from '../solve/plan';
+import { NeighbourSeeds } from './neighbour-seeds';
 import { failedOutcome, outcomeFromPlanResult, type SolveOutcome } from './record';
+import type { ChunkMessage, TaskAnswer } from './worker-pool';
 import { TEST_CRASH_ENV, TEST_CRASH_MARKER, type SolveTask } from './solve-task';
 
 let backends: MipBackend[] | undefined;
+const neighbours = new NeighbourSeeds();
 
 async function solve(task: SolveTask): Promise<SolveOutcome> {
   let scenario;
@@ -31,13 +36,16 @@ async function solve(task: SolveTask): Promise<SolveOutcome> {
     const restore = task.calibration ? applyFactorValues(task.calibration) : undefined;
     const restoreInterval = task.intervalModel ? setActiveIntervalModel(task.intervalModel) : undefined;
     try {
-      const result = await plan(scenario, { timeLimitS: task.timeLimitS, gap: task.gap, baselines: task.baselines, backends });
+      const seeds = neighbours.for(task.spec);
+      const result = await plan(scenario, { timeLimitS: task.timeLimitS, gap: task.gap, baselines: task.baselines, backends, ...(seeds ? { seeds } : {}) });
+      neighbours.remember(task.spec, result);
       return outcomeFromPlanResult(result);
     } finally {
       restoreInterval?.();
       restore?.();
     }
   } catch (error) {
+    neighbours.forget();
     // A backend left in a bad state is not reused.
     const old = backends;
     backends = undefined;
@@ -66,12 +74,21 @@ function injectTestCrash(name: string): void {
 
 class HangUntilCrash extends Error {}
 
-parentPort?.on('message', (message: { taskId: number; task: SolveTask }) => {
-  solve(message.task).then(
-    (value) => parentPort!.postMessage({ taskId: message.taskId, value }),
-    (error: unknown) => {
+/** Solves a chunk's tasks in order, answering each as soon as it is done. */
+async function solveChunk(message: ChunkMessage<SolveTask>): Promise<void> {
+  for (let index = 0; index < message.tasks.length; index++) {
+    let value: SolveOutcome;
+    try {
+      value = await solve(message.tasks[index]!);
+    } catch (error) {
       if (error instanceof HangUntilCrash) return;
-      parentPort!.postMessage({ taskId: message.taskId, value: failedOutcome('error', error instanceof Error ? error.message : String(error)) });
-    },
-  );
+      value = failedOutcome('error', error instanceof Error ? error.message : String(error));
+    }
+    const answer: TaskAnswer<SolveOutcome> = { taskId: message.taskId, index, value };
+    parentPort!.postMessage(answer);
+  }
+}
+
+parentPort?.on('message', (message: ChunkMessage<SolveTask>) => {
+  void solveChunk(message);
 });

@@ -17,6 +17,8 @@ export const EXIT = {
   incomplete: 5,
   /** `batch` stopped by SIGINT (128 + 2); rerun with --resume. */
   interrupted: 130,
+  /** `batch` stopped by SIGTERM (128 + 15): its workers ended, its finished results kept; rerun with --resume. */
+  terminated: 143,
 } as const;
 
 /** Wrong command-line usage (unknown flag, missing argument). */

@@ -6,6 +6,7 @@
 import { busiestReplicaMicrobatches, computeCoefficients, fewestMicrobatches, maxReplicas, type ConfigCoefficients } from '../formulation/coefficients';
 import { dataParallelInSpace, enumerateConfigs, equalMicrobatchesOnly, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../formulation/search-space';
 import { EnumerationTables, type ConfigStageTables, type SiteStageTimes } from '../formulation/enumeration-tables';
+import { CALIBRATION, NETWORK } from '../model/calibration-constants';
 import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
 import { fillDrainS, forwardPartS, forwardShareTermS } from '../model/pipeline';
 import type { Schedule } from '../model/plan-schema';
@@ -27,10 +28,26 @@ export interface Candidate {
   readonly memoryNeedGiB?: number;
 }
 
+/**
+ * The enumeration tables of a scenario, shared by every enumeration of the same scenario object
+ * (the main search and both baselines of one `plan` call enumerate the same scenario): the tables
+ * read nothing but the scenario and the calibration constants, which a profile may change in
+ * between (`applyFactorValues`), so those are part of the key.
+ */
+const tablesByScenario = new WeakMap<Scenario, { readonly constants: string; readonly tables: EnumerationTables }>();
+function tablesOf(scenario: Scenario): EnumerationTables {
+  const constants = JSON.stringify([CALIBRATION, NETWORK]);
+  const found = tablesByScenario.get(scenario);
+  if (found && found.constants === constants) return found.tables;
+  const tables = new EnumerationTables(scenario);
+  tablesByScenario.set(scenario, { constants, tables });
+  return tables;
+}
+
 export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestriction): Candidate[] {
   const candidates: Candidate[] = [];
   const infeasible: Candidate[] = [];
-  const tables = new EnumerationTables(scenario);
+  const tables = tablesOf(scenario);
   const layoutCache = new Map<number, PipelineLayouts>();
   const layoutsFor = (pp: number) => {
     let layouts = layoutCache.get(pp);

@@ -38,6 +38,31 @@ export interface PlanOptions {
   readonly backendGraceS?: number;
   /** Search only what this framework runs as planned, baselines too (default: the scenario's search.framework; absent: the framework-free space). */
   readonly framework?: Framework;
+  /**
+   * Plans to start each search from (a neighbouring sweep point's answers): each is only an
+   * incumbent candidate, evaluated by the cost model on this scenario like any other plan, and
+   * dropped when it does not lay out on it. They change no bound.
+   */
+  readonly seeds?: PlanSeeds;
+}
+
+/** Seed plans per search of {@link plan}. */
+export interface PlanSeeds {
+  readonly main?: readonly PlanSpec[];
+  readonly production?: readonly PlanSpec[];
+  readonly 'pp-across'?: readonly PlanSpec[];
+}
+
+/** The seeds that lay out on `scenario` (a plan for other sites, layers or GPU counts throws there). */
+export function seedsFor(scenario: Scenario, plans: readonly PlanSpec[] | undefined): PlanSpec[] {
+  return (plans ?? []).filter((seed) => {
+    try {
+      layOutPlan(scenario, seed);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 export const PRODUCTION_SPACE: SpaceRestriction = { layouts: 'whole', schedules: ['1f1b', 'interleaved'], defaultNetworkOnly: true };
@@ -68,7 +93,7 @@ export async function plan(scenario: Scenario, options: PlanOptions = {}): Promi
   const framework = options.framework ?? scenario.search?.framework;
   const inFramework = framework === undefined ? {} : { framework };
   try {
-    const main = await searchPlans(scenario, { timeLimitS: timeLimitS * mainShare, gap, backends, concurrentBackends, restriction: withFramework(FULL_SPACE, framework), onProgress: options.onProgress, backendGraceS: options.backendGraceS, heuristicSeeds: options.heuristicSeeds });
+    const main = await searchPlans(scenario, { timeLimitS: timeLimitS * mainShare, gap, backends, concurrentBackends, restriction: withFramework(FULL_SPACE, framework), seedPlans: seedsFor(scenario, options.seeds?.main), onProgress: options.onProgress, backendGraceS: options.backendGraceS, heuristicSeeds: options.heuristicSeeds });
     if (!main.plan || !main.evaluation) {
       // Infeasible only when every candidate's bound is infinite or past the required iteration
       // time; otherwise the search ran out of time.
@@ -83,9 +108,9 @@ export async function plan(scenario: Scenario, options: PlanOptions = {}): Promi
     const baselines: BaselineResult[] = [];
     if (withBaselines) {
       const share = (timeLimitS * (1 - mainShare)) / 2;
-      baselines.push(await baseline(scenario, 'production', 'DP across sites (whole replicas per site), 1F1B/interleaved, default network', withFramework(PRODUCTION_SPACE, framework), share, gap, { backends, concurrentBackends }, main.plan, evaluation.predicted.iterationTimeS));
+      baselines.push(await baseline(scenario, 'production', 'DP across sites (whole replicas per site), 1F1B/interleaved, default network', withFramework(PRODUCTION_SPACE, framework), share, gap, { backends, concurrentBackends }, [main.plan, ...seedsFor(scenario, options.seeds?.production)], evaluation.predicted.iterationTimeS));
       if (scenario.sites.length > 1) {
-        baselines.push(await baseline(scenario, 'pp-across', 'pipeline stages split across sites, DP inside each site, default network', withFramework(PP_ACROSS_SPACE, framework), share, gap, { backends, concurrentBackends }, main.plan, evaluation.predicted.iterationTimeS));
+        baselines.push(await baseline(scenario, 'pp-across', 'pipeline stages split across sites, DP inside each site, default network', withFramework(PP_ACROSS_SPACE, framework), share, gap, { backends, concurrentBackends }, [main.plan, ...seedsFor(scenario, options.seeds?.['pp-across'])], evaluation.predicted.iterationTimeS));
       }
     }
     // A baseline's plan lies in the full space too (the framework's, with one): if its search found a faster one, it is ours.
@@ -131,10 +156,10 @@ async function baseline(
   timeLimitS: number,
   gap: number,
   backends: { readonly backends: readonly MipBackend[]; readonly concurrentBackends: readonly MipBackend[] },
-  ours: PlanSpec,
+  seeds: readonly PlanSpec[],
   oursS: number,
 ): Promise<BaselineResult> {
-  const result = await searchPlans(scenario, { timeLimitS, gap, ...backends, restriction, seedPlans: [ours] });
+  const result = await searchPlans(scenario, { timeLimitS, gap, ...backends, restriction, seedPlans: seeds });
   if (!result.plan || !result.evaluation) return { name, description };
   const evaluation = recheckPlan(scenario, result.plan, result.evaluation);
   const iterationTimeS = evaluation.predicted.iterationTimeS;

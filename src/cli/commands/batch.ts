@@ -41,7 +41,7 @@ export interface BatchArgs {
 export interface BatchEnvironment {
   /** A terminal stream for the progress bar, when there is one. */
   readonly progressStream?: NodeJS.WriteStream;
-  /** Listen to SIGINT (the real process only). */
+  /** Listen to SIGINT and SIGTERM (the real process only). */
   readonly handleSigint: boolean;
 }
 
@@ -106,11 +106,18 @@ export async function runBatchCommand(args: BatchArgs, output: Output, env: Batc
   const workers = args.workers ?? defaultWorkerCount();
   const progress = createBatchProgress(env.progressStream, output.err, args.quiet);
   const controller = new AbortController();
-  const onSigint = (): void => {
-    if (controller.signal.aborted) process.exit(EXIT.interrupted);
+  // SIGINT or SIGTERM: stop dispatching, terminate the workers (their running solves stay
+  // pending), keep every finished record, exit with the resume hint. A second signal exits at once.
+  let stoppedBy: 'SIGINT' | 'SIGTERM' | undefined;
+  const onSignal = (signal: 'SIGINT' | 'SIGTERM'): void => {
+    if (controller.signal.aborted) process.exit(signal === 'SIGTERM' ? EXIT.terminated : EXIT.interrupted);
+    stoppedBy = signal;
     controller.abort();
   };
-  if (env.handleSigint) process.on('SIGINT', onSigint);
+  if (env.handleSigint) {
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  }
   const appender = new ResultsAppender(args.out);
   const newRecords: BatchRecord[] = [];
   progress.start(mine.length, doneById.size);
@@ -135,14 +142,17 @@ export async function runBatchCommand(args: BatchArgs, output: Output, env: Batc
   } finally {
     progress.stop();
     appender.close();
-    if (env.handleSigint) process.off('SIGINT', onSigint);
+    if (env.handleSigint) {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
   }
 
   const done = doneById.size + newRecords.length;
   if (report.interrupted) {
     const resume = ['scaleacross', ...args.argv, ...(args.argv.includes('--resume') ? [] : ['--resume'])].map(shellQuote).join(' ');
-    output.err(`interrupted: ${done} of ${mine.length} done; resume with: ${resume}`);
-    return EXIT.interrupted;
+    output.err(`${stoppedBy === 'SIGTERM' ? 'terminated' : 'interrupted'}: ${done} of ${mine.length} done; resume with: ${resume}`);
+    return stoppedBy === 'SIGTERM' ? EXIT.terminated : EXIT.interrupted;
   }
 
   const records = [...doneById.values(), ...newRecords].sort((a, b) => a.ordinal - b.ordinal);
