@@ -21,7 +21,7 @@ import { layOutPlan, withNetworkSettings, type PlanLayout } from '../model/place
 import type { LinkSettingsSpec, PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { enumerateCandidates, type Candidate } from './candidates';
-import { linkSettingOptions } from './network-post-solver';
+import { FLOWS_PER_GPU_PAIR, linkSettingOptions } from './network-post-solver';
 import type { ExhaustiveCoverage } from './plan-result';
 import { costModelSiteSymmetries, type SitePermutation } from './site-symmetry';
 
@@ -30,6 +30,12 @@ export type { ExhaustiveCoverage } from './plan-result';
 export interface ExhaustiveOptions {
   /** `reduced` (symmetry and bounds) or `naive` (every plan). Default: naive with `onCandidate`, else reduced. */
   readonly mode?: 'reduced' | 'naive';
+  /**
+   * Reduced mode only: false turns off every bound (candidates, choices, dominated network
+   * settings), leaving the site symmetry alone: then it covers exactly the naive enumeration's
+   * placements and plans (test/exhaustive-reduced.test.ts). Default true.
+   */
+  readonly bounds?: boolean;
 }
 
 export interface ExhaustiveResult {
@@ -56,7 +62,7 @@ export function exhaustiveSearch(
   if (mode === 'reduced') {
     // Pruned candidates have no exact least time of their own: per-candidate references need the naive mode.
     if (onCandidate) throw new Error('exhaustiveSearch: onCandidate needs mode naive (the reduced mode prunes candidates)');
-    return reducedSearch(given, restriction, timeLimitS);
+    return reducedSearch(given, restriction, timeLimitS, options.bounds ?? true);
   }
   return naiveSearch(given, restriction, timeLimitS, onCandidate);
 }
@@ -171,7 +177,7 @@ interface Choice {
  * partial placements the remaining choices cannot complete, and evaluates only the
  * lexicographically greatest placement of each orbit of the cost model's site symmetries.
  */
-function reducedSearch(given: Scenario, restriction: SpaceRestriction, timeLimitS: number): ExhaustiveResult {
+function reducedSearch(given: Scenario, restriction: SpaceRestriction, timeLimitS: number, bounds: boolean): ExhaustiveResult {
   const started = Date.now();
   const scenario = scenarioForSpace(given, restriction);
   const deadline = started + timeLimitS * 1000;
@@ -186,8 +192,8 @@ function reducedSearch(given: Scenario, restriction: SpaceRestriction, timeLimit
   };
   // No plan with a time at or above a bound that prunes can be strictly better than the best so
   // far (beyond BOUND_SLACK), nor fit a required iteration time it exceeds.
-  const prunes = (boundS: number): boolean =>
-    boundS > requiredS * (1 + BOUND_SLACK) || (best !== undefined && boundS > best.evaluation.predicted.iterationTimeS * (1 + BOUND_SLACK));
+  const prunes = (boundS: number): boolean => bounds && (
+    boundS > requiredS * (1 + BOUND_SLACK) || (best !== undefined && boundS > best.evaluation.predicted.iterationTimeS * (1 + BOUND_SLACK)));
 
   const candidates = enumerateCandidates(scenario, restriction);
   for (const candidate of candidates) {
@@ -195,12 +201,12 @@ function reducedSearch(given: Scenario, restriction: SpaceRestriction, timeLimit
     // The quick bound (Infinity when no stage fits memory with one microbatch in flight).
     if (prunes(candidate.quickBoundS)) { tally.candidatesPrunedByBound++; continue; }
     const c = candidate.coefficients();
-    if (prunes(candidateBoundS(scenario, restriction, candidate, c, siteGpus, prunes))) { tally.candidatesPrunedByBound++; continue; }
+    if (bounds && prunes(candidateBoundS(scenario, restriction, candidate, c, siteGpus, prunes))) { tally.candidatesPrunedByBound++; continue; }
     const onPlan = (plan: PlanSpec, evaluation: Evaluation) => {
       if (!best || evaluation.predicted.iterationTimeS < best.evaluation.predicted.iterationTimeS) best = { plan, evaluation };
     };
     const bestS = () => best?.evaluation.predicted.iterationTimeS ?? Infinity;
-    if (!enumeratePlacements(scenario, restriction, c, symmetries, prunes, bestS, onPlan, deadline, tally)) { complete = false; break; }
+    if (!enumeratePlacements(scenario, restriction, c, symmetries, prunes, bounds, bestS, onPlan, deadline, tally)) { complete = false; break; }
     tally.candidatesEnumerated++;
   }
   const coverage: ExhaustiveCoverage = { mode: 'reduced', siteSymmetries: symmetries.length, candidates: candidates.length, ...tally };
@@ -251,7 +257,7 @@ function choicePermutations(choices: readonly Choice[], symmetries: readonly Sit
  */
 function enumeratePlacements(
   scenario: Scenario, restriction: SpaceRestriction, c: ConfigCoefficients, symmetries: readonly SitePermutation[],
-  prunes: (boundS: number) => boolean, bestS: () => number, onPlan: (plan: PlanSpec, evaluation: Evaluation) => void,
+  prunes: (boundS: number) => boolean, undominatedOnly: boolean, bestS: () => number, onPlan: (plan: PlanSpec, evaluation: Evaluation) => void,
   deadline: number, tally: { choicesPrunedByBound: number; partialPlacementsPruned: number; placementsCovered: number; placementsEvaluated: number; plansCovered: number; plansEvaluated: number },
 ): boolean {
   const all: Choice[] = [];
@@ -322,7 +328,7 @@ function enumeratePlacements(
     const base = evaluateLayout(scenario, laidOut, 'closed-form');
     const loaded = base.predicted.links.map((l) => l.bytesPerIteration > 0);
     tally.plansCovered += orbit * networkCombinationCount(scenario, restriction, loaded);
-    return timeNetworkSettings(scenario, restriction, plan, laidOut, loaded, bestS, onPlan, deadline, tally);
+    return timeNetworkSettings(scenario, restriction, plan, laidOut, loaded, undominatedOnly, bestS, onPlan, deadline, tally);
   };
 
   const visit = (i: number, replicasLeft: number, microbatchesLeft: number): boolean => {
@@ -355,10 +361,10 @@ function enumeratePlacements(
 
 /** Times a placement under every network setting of its loaded links; false when the time limit stopped it. */
 function timeNetworkSettings(
-  scenario: Scenario, restriction: SpaceRestriction, plan: PlanSpec, laidOut: PlanLayout, loaded: readonly boolean[],
+  scenario: Scenario, restriction: SpaceRestriction, plan: PlanSpec, laidOut: PlanLayout, loaded: readonly boolean[], undominatedOnly: boolean,
   bestS: () => number, onPlan: (plan: PlanSpec, evaluation: Evaluation) => void, deadline: number, tally: { plansEvaluated: number },
 ): boolean {
-  for (const network of networkCombinations(scenario, restriction, loaded)) {
+  for (const network of networkCombinations(scenario, restriction, loaded, undominatedOnly)) {
     if ((tally.plansEvaluated & 1023) === 1023 && Date.now() >= deadline) return false;
     const withNetwork = withNetworkSettings(laidOut, network);
     // The closed form is a lower bound on the cost model's time (docs/cost-model.md §5): only a
@@ -386,11 +392,12 @@ function networkCombinationCount(scenario: Scenario, restriction: SpaceRestricti
  * Every combination of per-link settings, generated lazily (odometer order): each loaded link
  * takes every option, unloaded links keep the defaults. Just the defaults when the space fixes them.
  */
-function* networkCombinations(scenario: Scenario, restriction: SpaceRestriction, loaded: readonly boolean[]): Generator<LinkSettingsSpec[] | undefined> {
+function* networkCombinations(scenario: Scenario, restriction: SpaceRestriction, loaded: readonly boolean[], undominatedOnly = false): Generator<LinkSettingsSpec[] | undefined> {
   if (restriction.defaultNetworkOnly || scenario.links.length === 0) { yield undefined; return; }
   const options = scenario.links.map((link, i) => {
     const all = linkSettingOptions(scenario, [scenario.sites[link.siteA]!.name, scenario.sites[link.siteB]!.name]);
-    return loaded[i] ? all : all.filter(isDefault);
+    if (!loaded[i]) return all.filter(isDefault);
+    return undominatedOnly ? all.filter((option) => undominated(option, link.lossRate)) : all;
   });
   const digits = options.map(() => 0);
   for (;;) {
@@ -400,6 +407,22 @@ function* networkCombinations(scenario: Scenario, restriction: SpaceRestriction,
     if (i === digits.length) return;
   }
 }
+
+/**
+ * The settings of a loaded link no other setting dominates (docs/formulation.md §9): the most flows
+ * per GPU pair for each transport, collective shape and compression, and on a lossless link RoCE
+ * only. The settings act on the plan's time only through the link's usable bytes/s
+ * (linkBytesPerS, given the GPU pairs, which do not depend on the settings), plus the collective
+ * shape and compression, which are kept: that rate never falls with more flows (TCP: flows x a
+ * per-flow cap, up to the capacity; RoCE: capacity / (1 + loss x max(1, window packets)), the
+ * window per flow shrinking with flows), and without loss RoCE reaches the capacity, which TCP's
+ * min(capacity, ...) cannot pass. The iteration time never falls as a link's rate falls (every
+ * link busy time is bytes over that rate, and every path from it to the time is a sum or a max, or
+ * the op-by-op schedule's finish times, which are max-plus in the op durations), so a dominated
+ * setting's plan is never faster than its dominator's, which is timed.
+ */
+const undominated = (s: LinkSettingsSpec, lossRate: number): boolean =>
+  s.flowsPerGpuPair === FLOWS_PER_GPU_PAIR[FLOWS_PER_GPU_PAIR.length - 1] && (s.transport === 'roce' || lossRate > 0);
 
 const isDefault = (s: LinkSettingsSpec): boolean =>
   s.transport === 'roce' && s.flowsPerGpuPair === 1 && s.collectives === 'hierarchical' && s.gradientCompression === 'none';
