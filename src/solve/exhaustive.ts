@@ -12,7 +12,7 @@
  */
 import { scenarioForSpace, toPlan, type SpaceRestriction } from '../formulation/search-space';
 import { frameworkIssues } from '../model/framework-issues';
-import { capacityLowerBound, forcedSpanningLowerBound, outerLowerBound, zero3GatherLowerBound, type ConfigCoefficients, type LayoutCoefficients } from '../formulation/coefficients';
+import { capacityLowerBound, forcedSpanningLowerBound, outerLowerBound, planOfGroups, zero3GatherLowerBound, type ConfigCoefficients, type LayoutCoefficients } from '../formulation/coefficients';
 import { layoutCapacityLowerBound } from '../formulation/layout-capacity-bound';
 import { choicePipelineS } from '../formulation/placement-mip';
 import { ringPatternSearch } from '../formulation/ring-pattern-bound';
@@ -21,6 +21,7 @@ import { layOutPlan, withNetworkSettings, type PlanLayout } from '../model/place
 import type { LinkSettingsSpec, PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { enumerateCandidates, type Candidate } from './candidates';
+import { greedyPlacement } from './heuristic';
 import { FLOWS_PER_GPU_PAIR, linkSettingOptions } from './network-post-solver';
 import type { ExhaustiveCoverage } from './plan-result';
 import { costModelSiteSymmetries, type SitePermutation } from './site-symmetry';
@@ -159,6 +160,9 @@ function naiveSearch(given: Scenario, restriction: SpaceRestriction, timeLimitS:
  */
 const BOUND_SLACK = 1e-9;
 
+/** Candidates whose greedy placement seeds the best plan (reduced mode). */
+const SEED_CANDIDATES = 20;
+
 interface Choice {
   readonly layout: LayoutCoefficients;
   readonly k: number;
@@ -196,16 +200,31 @@ function reducedSearch(given: Scenario, restriction: SpaceRestriction, timeLimit
     boundS > requiredS * (1 + BOUND_SLACK) || (best !== undefined && boundS > best.evaluation.predicted.iterationTimeS * (1 + BOUND_SLACK)));
 
   const candidates = enumerateCandidates(scenario, restriction);
+  const onPlan = (plan: PlanSpec, evaluation: Evaluation) => {
+    if (!best || evaluation.predicted.iterationTimeS < best.evaluation.predicted.iterationTimeS) best = { plan, evaluation };
+  };
+  const bestS = () => best?.evaluation.predicted.iterationTimeS ?? Infinity;
+  // A first best plan, so that the bounds prune from the start: the greedy placement of the
+  // candidates with the least quick bounds (heuristic.ts), each a plan of the space timed by the
+  // cost model like any other. It only ever lowers the best time pruning compares against; it
+  // decides nothing about which plans are optimal.
+  for (const candidate of candidates.slice(0, SEED_CANDIDATES)) {
+    if (!Number.isFinite(candidate.quickBoundS) || Date.now() >= deadline) break;
+    const c = candidate.coefficients();
+    const groups = greedyPlacement(scenario, c);
+    if (!groups) continue;
+    const plan = planOfGroups(c, scenario, groups);
+    const laidOut = layOutPlan(scenario, plan);
+    if (restriction.framework !== undefined && frameworkIssues(restriction.framework, scenario, laidOut).length > 0) continue;
+    const loaded = evaluateLayout(scenario, laidOut, 'closed-form').predicted.links.map((l) => l.bytesPerIteration > 0);
+    timeNetworkSettings(scenario, restriction, plan, laidOut, loaded, bounds, bestS, onPlan, deadline, { plansEvaluated: 0 });
+  }
   for (const candidate of candidates) {
     if (Date.now() >= deadline) { complete = false; break; }
     // The quick bound (Infinity when no stage fits memory with one microbatch in flight).
     if (prunes(candidate.quickBoundS)) { tally.candidatesPrunedByBound++; continue; }
     const c = candidate.coefficients();
     if (bounds && prunes(candidateBoundS(scenario, restriction, candidate, c, siteGpus, prunes))) { tally.candidatesPrunedByBound++; continue; }
-    const onPlan = (plan: PlanSpec, evaluation: Evaluation) => {
-      if (!best || evaluation.predicted.iterationTimeS < best.evaluation.predicted.iterationTimeS) best = { plan, evaluation };
-    };
-    const bestS = () => best?.evaluation.predicted.iterationTimeS ?? Infinity;
     if (!enumeratePlacements(scenario, restriction, c, symmetries, prunes, bounds, bestS, onPlan, deadline, tally)) { complete = false; break; }
     tally.candidatesEnumerated++;
   }
@@ -257,7 +276,7 @@ function choicePermutations(choices: readonly Choice[], symmetries: readonly Sit
  */
 function enumeratePlacements(
   scenario: Scenario, restriction: SpaceRestriction, c: ConfigCoefficients, symmetries: readonly SitePermutation[],
-  prunes: (boundS: number) => boolean, undominatedOnly: boolean, bestS: () => number, onPlan: (plan: PlanSpec, evaluation: Evaluation) => void,
+  prunes: (boundS: number) => boolean, bounds: boolean, bestS: () => number, onPlan: (plan: PlanSpec, evaluation: Evaluation) => void,
   deadline: number, tally: { choicesPrunedByBound: number; partialPlacementsPruned: number; placementsCovered: number; placementsEvaluated: number; plansCovered: number; plansEvaluated: number },
 ): boolean {
   const all: Choice[] = [];
@@ -328,16 +347,30 @@ function enumeratePlacements(
     const base = evaluateLayout(scenario, laidOut, 'closed-form');
     const loaded = base.predicted.links.map((l) => l.bytesPerIteration > 0);
     tally.plansCovered += orbit * networkCombinationCount(scenario, restriction, loaded);
-    return timeNetworkSettings(scenario, restriction, plan, laidOut, loaded, undominatedOnly, bestS, onPlan, deadline, tally);
+    return timeNetworkSettings(scenario, restriction, plan, laidOut, loaded, bounds, bestS, onPlan, deadline, tally);
   };
 
-  const visit = (i: number, replicasLeft: number, microbatchesLeft: number): boolean => {
+  const visit = (i: number, replicasLeft: number, microbatchesLeft: number, chosenBoundS: number): boolean => {
     if (++steps % 4096 === 0 && Date.now() >= deadline) return false;
+    // A chosen replica's own bound may have reached a better plan found meanwhile.
+    if (prunes(chosenBoundS)) { tally.partialPlacementsPruned++; return true; }
     if (replicasLeft === 0) return microbatchesLeft === 0 ? leaf() : true;
     // Feasibility of the rest with the choices left (pure counting: exact).
     if (i === n || microbatchesLeft > replicasLeft * mostK[i]! || microbatchesLeft < replicasLeft * leastK[i]! || replicasLeft * leastGpus[i]! > freeTotal) {
       tally.partialPlacementsPruned++;
       return true;
+    }
+    // The replicas still to place run the microbatches left, so one of them runs at least
+    // ceil(left / replicas): some choice from i on with at least that many is used, and its own
+    // bound bounds every completion (the least such bound).
+    if (bounds) {
+      const busiest = Math.ceil(microbatchesLeft / replicasLeft);
+      let least = Infinity;
+      for (let p = i; p < n; p++) {
+        const ch = all[order[p]!]!;
+        if (ch.k >= busiest && ch.boundS < least) least = ch.boundS;
+      }
+      if (prunes(least)) { tally.partialPlacementsPruned++; return true; }
     }
     const ch = all[order[i]!]!;
     // The best plan may have improved since the choice was kept.
@@ -348,7 +381,7 @@ function enumeratePlacements(
       counts[index] = count;
       for (const [site, gpus] of ch.layout.gpusPerSite) free[site]! -= count * gpus;
       freeTotal -= count * ch.gpus;
-      const goOn = visit(i + 1, replicasLeft - count, microbatchesLeft - count * ch.k);
+      const goOn = visit(i + 1, replicasLeft - count, microbatchesLeft - count * ch.k, count > 0 ? Math.max(chosenBoundS, ch.boundS) : chosenBoundS);
       for (const [site, gpus] of ch.layout.gpusPerSite) free[site]! += count * gpus;
       freeTotal += count * ch.gpus;
       counts[index] = 0;
@@ -356,7 +389,7 @@ function enumeratePlacements(
     }
     return true;
   };
-  return visit(0, c.dp, c.totalMicrobatches);
+  return visit(0, c.dp, c.totalMicrobatches, -Infinity);
 }
 
 /** Times a placement under every network setting of its loaded links; false when the time limit stopped it. */
