@@ -204,9 +204,12 @@ describe('scaleacross plan', () => {
     expect(json.bound.proven).toBe(true);
     const coverage = json.solver.exhaustive;
     expect(coverage.mode).toBe('reduced');
-    expect(coverage.plansCovered).toBeGreaterThan(24 ** 4);
-    expect(coverage.plansEvaluated).toBeLessThan(coverage.plansCovered / 100);
-    expect(coverage.placementsEvaluated).toBeLessThanOrEqual(coverage.placementsCovered);
+    // Its four equal sites in an equal mesh rotate (docs/formulation.md §9): fewer placements evaluated than covered.
+    expect(coverage.siteSymmetries).toBe(4);
+    expect(coverage.placementsEvaluated).toBeLessThan(coverage.placementsCovered);
+    expect(coverage.plansEvaluated).toBeLessThan(coverage.plansCovered);
+    expect(coverage.candidatesPrunedByBound).toBeGreaterThan(0);
+    expect(json.solver.timeS).toBeLessThan(10);
     expect(coverage.candidatesEnumerated + coverage.candidatesPrunedByBound).toBe(coverage.candidates);
     const text = await run('plan', fixturePath('small/four-site-mesh.json'), '--exhaustive', '--time-limit', '60');
     expect(text.out).toContain(`Exhaustive: covered ${coverage.plansCovered.toLocaleString('en-US')} plans (${coverage.placementsCovered.toLocaleString('en-US')} placements), evaluated ${coverage.placementsEvaluated.toLocaleString('en-US')} representative placements`);
