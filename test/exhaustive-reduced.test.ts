@@ -58,18 +58,22 @@ function compare(scenario: Scenario, naiveCapS = NAIVE_CAP_S): { naive: Exhausti
   if (!naive.complete) return undefined;
   const symmetryOnly = exhaustiveSearch(scenario, FULL_SPACE, 60, undefined, { mode: 'reduced', bounds: false });
   const reduced = exhaustiveSearch(scenario, FULL_SPACE, 60);
+  const choiceBoundsOnly = exhaustiveSearch(scenario, FULL_SPACE, 60, undefined, { candidateBounds: false });
   expect(symmetryOnly.complete).toBe(true);
   expect(reduced.complete).toBe(true);
+  expect(choiceBoundsOnly.complete).toBe(true);
   const naiveS = bestS(naive);
   if (Number.isFinite(naiveS)) {
     // Images of a plan are timed the same up to floating-point summation order.
     expect(bestS(symmetryOnly) / naiveS).toBeCloseTo(1, 9);
     expect(bestS(reduced) / naiveS).toBeCloseTo(1, 9);
+    expect(bestS(choiceBoundsOnly) / naiveS).toBeCloseTo(1, 9);
     // The reported plan is a real plan of the space with that time.
     expect(evaluate(scenario, reduced.plan!).predicted.iterationTimeS / naiveS).toBeCloseTo(1, 9);
   } else {
     expect(bestS(symmetryOnly)).toBe(Infinity);
     expect(bestS(reduced)).toBe(Infinity);
+    expect(bestS(choiceBoundsOnly)).toBe(Infinity);
   }
   // Orbits counted with their sizes add up to the naive enumeration, placement by placement and plan by plan.
   expect(symmetryOnly.coverage.placementsCovered).toBe(naive.coverage.placementsEvaluated);

@@ -37,6 +37,13 @@ export interface ExhaustiveOptions {
    * placements and plans (test/exhaustive-reduced.test.ts). Default true.
    */
   readonly bounds?: boolean;
+  /**
+   * Reduced mode only: false skips the candidate-level closed-form bounds (rule 2 of §9: quick,
+   * outer, capacity, forced spanning, layout capacity, ring pattern), so that the reference shares
+   * no candidate bound with the planner it checks; only the per-replica choice bounds, symmetry and
+   * dominated network settings prune. Slower. Default true.
+   */
+  readonly candidateBounds?: boolean;
 }
 
 export interface ExhaustiveResult {
@@ -63,7 +70,7 @@ export function exhaustiveSearch(
   if (mode === 'reduced') {
     // Pruned candidates have no exact least time of their own: per-candidate references need the naive mode.
     if (onCandidate) throw new Error('exhaustiveSearch: onCandidate needs mode naive (the reduced mode prunes candidates)');
-    return reducedSearch(given, restriction, timeLimitS, options.bounds ?? true);
+    return reducedSearch(given, restriction, timeLimitS, options.bounds ?? true, options.candidateBounds ?? true);
   }
   return naiveSearch(given, restriction, timeLimitS, onCandidate);
 }
@@ -181,7 +188,7 @@ interface Choice {
  * partial placements the remaining choices cannot complete, and evaluates only the
  * lexicographically greatest placement of each orbit of the cost model's site symmetries.
  */
-function reducedSearch(given: Scenario, restriction: SpaceRestriction, timeLimitS: number, bounds: boolean): ExhaustiveResult {
+function reducedSearch(given: Scenario, restriction: SpaceRestriction, timeLimitS: number, bounds: boolean, candidateBounds: boolean): ExhaustiveResult {
   const started = Date.now();
   const scenario = scenarioForSpace(given, restriction);
   const deadline = started + timeLimitS * 1000;
@@ -222,9 +229,9 @@ function reducedSearch(given: Scenario, restriction: SpaceRestriction, timeLimit
   for (const candidate of candidates) {
     if (Date.now() >= deadline) { complete = false; break; }
     // The quick bound (Infinity when no stage fits memory with one microbatch in flight).
-    if (prunes(candidate.quickBoundS)) { tally.candidatesPrunedByBound++; continue; }
+    if (candidateBounds && prunes(candidate.quickBoundS)) { tally.candidatesPrunedByBound++; continue; }
     const c = candidate.coefficients();
-    if (bounds && prunes(candidateBoundS(scenario, restriction, candidate, c, siteGpus, prunes))) { tally.candidatesPrunedByBound++; continue; }
+    if (bounds && candidateBounds && prunes(candidateBoundS(scenario, restriction, candidate, c, siteGpus, prunes))) { tally.candidatesPrunedByBound++; continue; }
     if (!enumeratePlacements(scenario, restriction, c, symmetries, prunes, bounds, bestS, onPlan, deadline, tally)) { complete = false; break; }
     tally.candidatesEnumerated++;
   }
