@@ -193,7 +193,9 @@ function reducedSearch(given: Scenario, restriction: SpaceRestriction, timeLimit
   const scenario = scenarioForSpace(given, restriction);
   const deadline = started + timeLimitS * 1000;
   const requiredS = scenario.training.maxIterationTimeS ?? Infinity;
-  const symmetries = costModelSiteSymmetries(scenario);
+  // In a framework's space a placement is kept only if its ranks put no two sites on one node, which
+  // depends on the order of groups in the plan, not only on the placement: no symmetry is claimed there.
+  const symmetries = restriction.framework === undefined ? costModelSiteSymmetries(scenario) : costModelSiteSymmetries(scenario).slice(0, 1);
   const siteGpus = scenario.sites.map((site) => site.gpus);
   let best: { plan: PlanSpec; evaluation: Evaluation } | undefined;
   let complete = true;
@@ -345,7 +347,9 @@ function enumeratePlacements(
   const leaf = (): boolean => {
     const orbit = orbitIfCanonical();
     if (orbit === 0) return true;
-    const groups = order.flatMap((i) => (counts[i]! > 0 ? [{ layout: all[i]!.layout.layout, microbatches: all[i]!.k, replicas: counts[i]! }] : []));
+    // Groups in the naive enumeration's order (layouts, then microbatch counts), so that a plan is
+    // written, and ranked for a framework's node check, exactly as the naive enumeration writes it.
+    const groups = all.flatMap((ch, i) => (counts[i]! > 0 ? [{ layout: ch.layout.layout, microbatches: ch.k, replicas: counts[i]! }] : []));
     const plan = toPlan(c.config, scenario, groups);
     const laidOut = layOutPlan(scenario, plan);
     tally.placementsCovered += orbit;
