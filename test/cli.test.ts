@@ -195,15 +195,25 @@ describe('scaleacross plan', () => {
     expect(json.diagnosis).toBeUndefined();
   });
 
-  it('--exhaustive keeps to its time limit within one placement\'s network settings', async () => {
+  it('--exhaustive covers a four-site mesh up to symmetry and bounds, and says how much', async () => {
     // Four sites in a full mesh: a placement whose traffic loads four links has 24^4 = 331,776
-    // network settings (before the fix, a 1 s limit ran for 18.6 s on one such placement).
-    const result = await run('plan', fixturePath('small/four-site-mesh.json'), '--exhaustive', '--json', '--time-limit', '1');
-    expect(result.code).toBe(0);
-    const json = JSON.parse(result.out);
-    expect(json.status).toBe('feasible');
-    expect(json.bound.proven).toBe(false);
-    expect(json.solver.timeS).toBeLessThan(2);
+    // network settings; the naive enumeration met 1 of the 4 candidates in 60 s (its time limit
+    // within one placement: test/exhaustive-reduced.test.ts).
+    const json = JSON.parse((await run('plan', fixturePath('small/four-site-mesh.json'), '--exhaustive', '--json', '--time-limit', '60')).out);
+    expect(json.status).toBe('optimal');
+    expect(json.bound.proven).toBe(true);
+    const coverage = json.solver.exhaustive;
+    expect(coverage.mode).toBe('reduced');
+    // Its four equal sites in an equal mesh rotate (docs/formulation.md §9): fewer placements evaluated than covered.
+    expect(coverage.siteSymmetries).toBe(4);
+    expect(coverage.placementsEvaluated).toBeLessThan(coverage.placementsCovered);
+    expect(coverage.plansEvaluated).toBeLessThan(coverage.plansCovered);
+    expect(coverage.candidatesPrunedByBound).toBeGreaterThan(0);
+    expect(json.solver.timeS).toBeLessThan(10);
+    expect(coverage.candidatesEnumerated + coverage.candidatesPrunedByBound).toBe(coverage.candidates);
+    const text = await run('plan', fixturePath('small/four-site-mesh.json'), '--exhaustive', '--time-limit', '60');
+    expect(text.out).toContain(`Exhaustive: covered ${coverage.plansCovered.toLocaleString('en-US')} plans (${coverage.placementsCovered.toLocaleString('en-US')} placements), evaluated ${coverage.placementsEvaluated.toLocaleString('en-US')} representative placements`);
+    expect(text.out).toMatch(/pruned [\d,]+ by bound \([\d,]+ of [\d,]+ candidates/);
   });
 
   it.each([

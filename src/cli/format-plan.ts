@@ -1,7 +1,7 @@
 /** Rendering of `plan` results: human-readable text and the documented JSON shape. */
 import type { Scenario } from '../index';
 import { FRAMEWORKS, capabilitiesOf, type Framework } from '../model/framework-capabilities';
-import type { PlanResult } from '../solve/plan-result';
+import type { ExhaustiveCoverage, PlanResult } from '../solve/plan-result';
 import { timeInterval } from '../model/prediction-interval';
 import { formatEvaluation, intervalText } from './format-evaluation';
 import { formatScheduleSummary, formatSiteMap } from './format-site-map';
@@ -62,6 +62,7 @@ export function formatPlanResult(scenario: Scenario, result: PlanResult): string
     lines.push(result.status === 'infeasible' ? `No plan fits ${scenario.name}${inSpace}.` : `No plan found for ${scenario.name}${inSpace} (not proven infeasible).`);
     for (const reason of result.reasons) lines.push(`  - ${reason}`);
     lines.push(`Solver: ${how}`);
+    if (solver.exhaustive) lines.push(formatCoverage(solver.exhaustive));
     return lines.join('\n');
   }
   const p = result.plan;
@@ -96,5 +97,17 @@ export function formatPlanResult(scenario: Scenario, result: PlanResult): string
   }
   lines.push('');
   lines.push(`Solver: ${how}${solver.fallbacksUsed.length > 0 ? `; fallbacks used: ${solver.fallbacksUsed.join(', ')}` : ''}`);
+  if (solver.exhaustive) lines.push(formatCoverage(solver.exhaustive));
   return lines.join('\n');
+}
+
+const count = (n: number): string => n.toLocaleString('en-US');
+
+/** What `plan --exhaustive` covered: "covered N plans, evaluated M representatives, pruned K by bound" (docs/formulation.md §9). */
+export function formatCoverage(c: ExhaustiveCoverage): string {
+  if (c.mode === 'naive') return `Exhaustive (naive): evaluated ${count(c.plansEvaluated)} plans (${count(c.placementsEvaluated)} placements) of ${count(c.candidatesEnumerated)} of ${count(c.candidates)} candidates`;
+  const symmetry = c.siteSymmetries > 1 ? `${c.siteSymmetries} site symmetries` : 'no site symmetry';
+  return `Exhaustive: covered ${count(c.plansCovered)} plans (${count(c.placementsCovered)} placements), evaluated ${count(c.placementsEvaluated)} representative placements `
+    + `(${count(c.plansEvaluated)} plans timed; ${symmetry}), pruned ${count(c.candidatesPrunedByBound + c.choicesPrunedByBound)} by bound `
+    + `(${count(c.candidatesPrunedByBound)} of ${count(c.candidates)} candidates, ${count(c.choicesPrunedByBound)} (layout, microbatch) choices; ${count(c.partialPlacementsPruned)} partial placements cut)`;
 }

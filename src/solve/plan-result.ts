@@ -24,6 +24,8 @@ export interface SolverReport {
   readonly pruned: number;
   /** The search stopped at the time limit before closing the gap. */
   readonly timedOut: boolean;
+  /** plan --exhaustive only: what the enumeration covered. */
+  readonly exhaustive?: ExhaustiveCoverage;
 }
 
 export interface BaselineResult {
@@ -58,4 +60,38 @@ export interface PlanResult {
   readonly frameworkGaps?: Readonly<Partial<Record<Framework, readonly string[]>>>;
   /** With a plan: where a framework in `frameworks` runs it differently from the prediction (its export's capability warnings). */
   readonly frameworkDifferences?: Readonly<Partial<Record<Framework, readonly string[]>>>;
+}
+
+/**
+ * What `plan --exhaustive` covered (docs/formulation.md §9). Plans are (configuration, dp,
+ * placement, network settings) as the naive enumeration evaluates them one by one; a placement
+ * is a count of replicas per (layout, microbatch count).
+ */
+export interface ExhaustiveCoverage {
+  /** `reduced`: site symmetry and bound pruning; `naive`: every plan. */
+  readonly mode: 'reduced' | 'naive';
+  /** Site permutations (the identity included) under which the cost model times every plan the same. */
+  readonly siteSymmetries: number;
+  /** (configuration, dp) candidates in the space. */
+  readonly candidates: number;
+  /** Candidates whose placements were enumerated (to the end unless the time limit stopped it). */
+  readonly candidatesEnumerated: number;
+  /** Candidates skipped whole: a proven lower bound (quick, refined, ring pattern, layout capacity; infinite when nothing fits memory) not below the best plan so far. */
+  readonly candidatesPrunedByBound: number;
+  /** (layout, microbatch count) choices of enumerated candidates left out: their replica alone takes no less than the best plan so far. */
+  readonly choicesPrunedByBound: number;
+  /**
+   * Partial placements abandoned: the choices left (those the bound keeps) cannot place the
+   * replicas, microbatches or GPUs still to place, or a choice's bound reached a better plan
+   * found meanwhile.
+   */
+  readonly partialPlacementsPruned: number;
+  /** Fully placed placements accounted for: each evaluated representative counts its whole orbit. */
+  readonly placementsCovered: number;
+  /** Representative placements evaluated. */
+  readonly placementsEvaluated: number;
+  /** Plans (placements x network settings of their loaded links) accounted for, orbits included. */
+  readonly plansCovered: number;
+  /** Plans timed (closed form, then op by op where the closed form could beat the best). */
+  readonly plansEvaluated: number;
 }

@@ -72,8 +72,8 @@ function exhaustiveResult(scenario: Scenario, timeLimitS: number): PlanResult {
   const inFramework = framework === undefined ? {} : { framework };
   const result = exhaustiveSearch(scenario, withFramework(FULL_SPACE, framework), timeLimitS);
   const solver = {
-    engine: 'exhaustive', timeS: result.timeS, fallbacksUsed: [], faults: [], candidates: result.plansEvaluated,
-    mipsSolved: 0, pruned: 0, timedOut: !result.complete,
+    engine: 'exhaustive', timeS: result.timeS, fallbacksUsed: [], faults: [], candidates: result.coverage.candidates,
+    mipsSolved: 0, pruned: result.coverage.candidatesPrunedByBound, timedOut: !result.complete, exhaustive: result.coverage,
   };
   if (!result.plan || !result.evaluation) {
     // Only a complete enumeration proves that nothing fits; one cut short has merely not met a plan yet.
