@@ -240,7 +240,7 @@ describe('merge', () => {
 });
 
 describe('invalid records in merge, summary and CSV', () => {
-  const invalid = (id: string, ordinal: number, error: string) => record({ id, ordinal, status: 'invalid', error, name: null, iterationTimeS: null, mfu: null, gap: null, lowerBoundS: null, productionSpeedup: null });
+  const invalid = (id: string, ordinal: number, error: string) => record({ id, ordinal, status: 'invalid', error, name: null, iterationTimeS: null, iterationTimeLowS: null, iterationTimeHighS: null, intervalLevel: null, mfu: null, gap: null, lowerBoundS: null, productionSpeedup: null });
 
   it('merge counts an invalid record as a result (complete), and prefers a solved record of the same id', () => {
     const report = mergeRecords([invalid('a', 0, 'a.json: malformed JSON'), record({ id: 'b', ordinal: 1 }), invalid('c', 2, 'c.json: version: required (1)'), record({ id: 'c', ordinal: 2 })]);
@@ -253,7 +253,7 @@ describe('invalid records in merge, summary and CSV', () => {
     const records = [invalid('a', 0, 'bad.json: malformed JSON at line 1, column 2: unexpected "b"'), record({ id: 'b', ordinal: 1 })];
     expect(statusCounts(records)).toBe('2 scenarios: 1 optimal, 1 invalid');
     const table = summaryTable(records).split('\n');
-    expect(table[2]).toMatch(/^\(no name\) \(f\.json\)\s+invalid\s+-\s+-\s+-\s+-$/);
+    expect(table[2]).toMatch(/^\(no name\) \(f\.json\)\s+invalid\s+-\s+-\s+-\s+-\s+-$/);
     const rows = parseCsv(resultsCsv(records)) as string[][];
     const header = rows[0]!;
     expect(rows[1]![header.indexOf('status')]).toBe('invalid');

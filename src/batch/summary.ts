@@ -24,7 +24,7 @@ export function summaryTable(records: readonly BatchRecord[]): string {
     scenarioLabel(r),
     r.status,
     fixed(r.iterationTimeS, 4),
-    r.iterationTimeLowS != null && r.iterationTimeHighS != null && r.intervalLevel != null
+    r.iterationTimeS != null && r.iterationTimeLowS != null && r.iterationTimeHighS != null && r.intervalLevel != null
       ? `${r.iterationTimeLowS.toFixed(4)}-${r.iterationTimeHighS.toFixed(4)}, ${Math.round(100 * r.intervalLevel)}%${r.mayNotFit ? ', may not fit' : ''}` : '-',
     percent(r.mfu),
     percent(r.gap),
