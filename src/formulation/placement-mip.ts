@@ -4,7 +4,8 @@
  * that the iteration time bound T is least. One function per constraint family, named for what
  * it bounds; each cites its equation (F1-F11) in docs/formulation.md.
  */
-import { largestWindowsS, roundTripFloorOf, stageClasses, undominatedStages, type ConfigCoefficients, type LayoutCoefficients } from './coefficients';
+import { roundTripFloorOf, type ConfigCoefficients, type LayoutCoefficients } from './coefficients';
+import { largestWindowsS, stageClasses, undominatedStages } from './stage-classes';
 import { MipBuilder, type Mip } from './mip';
 import type { Scenario } from '../model/scenario';
 import { routeLatencyS } from '../model/cross-site';

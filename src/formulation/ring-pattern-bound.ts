@@ -30,7 +30,9 @@
 import { addRouteLoad, emptyLoads, ringHops, routeLatencyS } from '../model/cross-site';
 import { exposedSyncS } from '../model/pipeline';
 import type { Scenario } from '../model/scenario';
-import { busiestReplicaMicrobatches, fewestMicrobatches, largestWindowsS, stageClasses, undominatedStages, type ConfigCoefficients } from './coefficients';
+import type { ConfigCoefficients } from './coefficients';
+import { busiestReplicaMicrobatches, fewestMicrobatches } from './microbatch-counts';
+import { largestWindowsS, stageClasses, undominatedStages } from './stage-classes';
 
 /** Branch-and-bound nodes one candidate may use; past it the bound is not claimed. */
 export const RING_PATTERN_NODE_BUDGET = 30_000;
