@@ -2,7 +2,8 @@
  * The closed-form bounds of one (configuration, dp) candidate, and the check that none of them
  * exceeds the candidate's least time found by exhaustive search.
  */
-import { capacityLowerBound, forcedSpanningLowerBound, outerLowerBound } from '../src/formulation/coefficients';
+import { capacityLowerBound } from '../src/formulation/capacity-bound';
+import { forcedSpanningLowerBound, outerLowerBound } from '../src/formulation/closed-form-bounds';
 import { layoutCapacityLowerBound } from '../src/formulation/layout-capacity-bound';
 import { ringPatternLowerBound } from '../src/formulation/ring-pattern-bound';
 import { buildPlacementMip, provenIterationBoundS } from '../src/formulation/placement-mip';

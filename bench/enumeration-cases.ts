@@ -5,7 +5,9 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { capacityLowerBound, outerLowerBound, type ConfigCoefficients } from '../src/formulation/coefficients';
+import { capacityLowerBound } from '../src/formulation/capacity-bound';
+import { outerLowerBound } from '../src/formulation/closed-form-bounds';
+import type { ConfigCoefficients } from '../src/formulation/coefficients';
 import type { SpaceRestriction } from '../src/formulation/search-space';
 import { readJsonFile } from '../src/io/files';
 import { parseScenario, type Scenario } from '../src/model/scenario';

@@ -3,7 +3,8 @@
  * the op-by-op timeline of the same group (pipeline-timeline.ts), for the agreement benchmark
  * (bench/timeline-agreement.ts) and its test.
  */
-import { groupPipelines, type GroupPipeline } from '../src/model/evaluate';
+import { groupPipelines } from '../src/model/critical-group';
+import type { GroupPipeline } from '../src/model/group-pipelines';
 import { pipelineWithHopsS, roundTripFloorS, roundTripProfile } from '../src/model/pipeline';
 import { scheduleInputsForGroup, simulateSchedule } from '../src/model/pipeline-timeline';
 import { layOutPlan, type PlanLayout } from '../src/model/placement';

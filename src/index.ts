@@ -10,7 +10,8 @@ import { parseScenario, type Scenario } from './model/scenario';
 import { ScenarioValidationError } from './model/validation-error';
 
 export { parseScenario, type Scenario, type Site, type Link } from './model/scenario';
-export { evaluate, evaluateLayout, type Evaluation, type Prediction, type Breakdown, type SiteUsage, type LinkUsage } from './model/evaluate';
+export { evaluate, evaluateLayout, type Evaluation, type Prediction, type SiteUsage, type LinkUsage } from './model/evaluate';
+export type { Breakdown } from './model/critical-group';
 export { layOutPlan, type PlanLayout } from './model/placement';
 export { ScenarioValidationError, type InputIssue, formatIssues } from './model/validation-error';
 export { GPU_CATALOG, type GpuSpec } from './model/gpu-catalog';

@@ -5,7 +5,8 @@
  */
 import { exportMegatron } from '../src/export/megatron';
 import { exportTorchtitan } from '../src/export/torchtitan';
-import { evaluateLayout, groupPipelines } from '../src/model/evaluate';
+import { groupPipelines } from '../src/model/critical-group';
+import { evaluateLayout } from '../src/model/evaluate';
 import { groupTimeline } from '../src/model/pipeline-timeline';
 import { layOutPlan } from '../src/model/placement';
 import { reportFromGivenPlan } from '../src/report/report-data';

@@ -18,7 +18,7 @@ import { layOutPlan } from '../src/model/placement';
 import { SCHEDULES, type PlanSpec } from '../src/model/plan-schema';
 import type { Scenario } from '../src/model/scenario';
 import { ScenarioValidationError } from '../src/model/validation-error';
-import { zero3GatherLowerBound } from '../src/formulation/coefficients';
+import { zero3GatherLowerBound } from '../src/formulation/closed-form-bounds';
 import { FULL_SPACE, withFramework } from '../src/formulation/search-space';
 import { exhaustiveSearch } from '../src/solve/exhaustive';
 import { htmlReport } from '../src/report/html-report';

@@ -7,7 +7,8 @@
  * the LP it is built on, and that the simplex's optimum and prices are right.
  */
 import fc from 'fast-check';
-import { ascendingDistinct, capacityLowerBound, replicaFixedS, type ConfigCoefficients } from '../src/formulation/coefficients';
+import { ascendingDistinct, capacityLowerBound, replicaFixedS } from '../src/formulation/capacity-bound';
+import type { ConfigCoefficients } from '../src/formulation/coefficients';
 import { maximizeDenseLp } from '../src/formulation/dense-simplex';
 import { layoutCapacityLowerBound } from '../src/formulation/layout-capacity-bound';
 import { lpRulesOut } from '../src/formulation/replica-capacity';

@@ -1,6 +1,7 @@
 /** The op-by-op pipeline simulation against the cost model's closed form and the independent simulator. */
 import fc from 'fast-check';
-import { evaluate, groupPipelines } from '../src/model/evaluate';
+import { groupPipelines } from '../src/model/critical-group';
+import { evaluate } from '../src/model/evaluate';
 import { fewestScheduleMicrobatches, interleavedGroupSize, pipelinePhaseS, pipelineWithHopsS, scheduleMicrobatchProblem, type PipelineHop } from '../src/model/pipeline';
 import { isChunked, isVShaped, splitsBackward, stageOfVirtualStage } from '../src/model/schedule-chain';
 import { groupTimeline, simulateSchedule } from '../src/model/pipeline-timeline';

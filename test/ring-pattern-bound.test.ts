@@ -4,7 +4,8 @@
  * bounds-per-candidate and bounds-random-scenarios.
  */
 import { buildPlacementMip, provenIterationBoundS } from '../src/formulation/placement-mip';
-import { crossingFloorS, ringPatternLowerBound } from '../src/formulation/ring-pattern-bound';
+import { crossingFloorS } from '../src/formulation/crossing-floor';
+import { ringPatternLowerBound } from '../src/formulation/ring-pattern-bound';
 import { HighsWorkerBackend } from '../src/solve/highs-worker-backend';
 import { FULL_SPACE } from '../src/formulation/search-space';
 import { parseScenario } from '../src/model/scenario';

@@ -6,7 +6,8 @@
  * same comparison over the planner-scaling rows and random scenarios.
  */
 import fc from 'fast-check';
-import { evaluate, evaluateLayout, groupPipelines } from '../src/model/evaluate';
+import { groupPipelines } from '../src/model/critical-group';
+import { evaluate, evaluateLayout } from '../src/model/evaluate';
 import { fewestScheduleMicrobatches, pipelineWithHopsS, roundTripFloorS, roundTripProfile, scheduleMicrobatchProblem } from '../src/model/pipeline';
 import { pipelineSpanS } from '../src/model/pipeline-span';
 import { simulateSchedule } from '../src/model/pipeline-timeline';

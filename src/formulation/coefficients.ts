@@ -2,14 +2,16 @@
  * Cost-model numbers the placement MIP needs for one outer configuration and data-parallel
  * degree, computed with the cost model's own functions under placement-optimistic assumptions
  * (no pod oversubscription, full link capacity), so that every MIP term is a lower bound of the
- * cost model's value for every placement (docs/formulation.md §2).
+ * cost model's value for every placement (docs/formulation.md §2). The bounds built on them are
+ * in closed-form-bounds.ts, capacity-bound.ts, layout-capacity-bound.ts and ring-pattern-bound.ts;
+ * stage classes and windows in stage-classes.ts; microbatch counts in microbatch-counts.ts.
  */
 import { CALIBRATION } from '../model/calibration-constants';
 import { routeLatencyS } from '../model/cross-site';
 import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
 import { allReduceS, dataParallelTier } from '../model/network';
 import {
-  chainCrossings, exposedSyncS, fewestScheduleMicrobatches, fillDrainS, forwardPartS, roundTripFloorS, roundTripProfile, scheduleMicrobatchProblem,
+  chainCrossings, fillDrainS, forwardPartS, roundTripFloorS, roundTripProfile, scheduleMicrobatchProblem,
   shortPipelineS, type ChainBoundary, type RoundTripProfile,
 } from '../model/pipeline';
 import { isVShaped } from '../model/schedule-chain';
@@ -17,8 +19,9 @@ import type { StageLayout } from '../model/placement';
 import { expertDataParallel, type PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { BF16_BYTES, gBpsToBytesPerS } from '../model/units';
-import { divisors, toPlan, type ParallelConfig, type ReplicaLayout } from './search-space';
+import { toPlan, type ParallelConfig, type ReplicaLayout } from './search-space';
 import type { SiteStageTimes, EnumerationTables } from './enumeration-tables';
+import { fewestMicrobatches, microbatchCounts } from './microbatch-counts';
 
 /** Per-layout constants. */
 export interface LayoutCoefficients {
@@ -103,35 +106,6 @@ export interface ConfigCoefficients {
   readonly optimizerS: number;
   /** Whether data-parallel communication overlaps compute (training.overlap.dataParallel). */
   readonly overlapDp: boolean;
-}
-
-/**
- * Microbatch counts a replica may run when dp replicas share M microbatches: divisors of M
- * within a factor 4 of the even share M/dp (uneven shares let faster sites do more), and at
- * least `fewest` (see {@link fewestMicrobatches}). `divisorsOfTotal` (divisors of M, ascending)
- * may be passed when the caller has them.
- */
-export function microbatchCounts(totalMicrobatches: number, dp: number, fewest = 1, divisorsOfTotal: readonly number[] = divisors(totalMicrobatches)): number[] {
-  const even = totalMicrobatches / dp;
-  return divisorsOfTotal.filter((k) => k >= fewest && k >= even / 4 && k <= even * 4 && k <= totalMicrobatches - (dp - 1));
-}
-
-/** The fewest microbatches a replica may run: pp for the interleaved schedules, 2pp - 1 for ZBV, else 1 (fewestScheduleMicrobatches). */
-export const fewestMicrobatches = (config: Pick<ParallelConfig, 'schedule' | 'pp'>): number => fewestScheduleMicrobatches(config.schedule, config.pp);
-
-/**
- * The fewest microbatches the busiest replica can run: replicas average M/dp, so one runs at
- * least that many, and replica counts come from {@link microbatchCounts}. Infinity when none fits.
- * That is the least divisor of M at or above M/dp if it is within the counts' upper limits (a
- * larger divisor cannot be: the limits are upper bounds, and M/dp is above the lower one).
- */
-export function busiestReplicaMicrobatches(totalMicrobatches: number, dp: number, fewest = 1, divisorsOfTotal: readonly number[] = divisors(totalMicrobatches)): number {
-  const even = totalMicrobatches / dp;
-  for (const k of divisorsOfTotal) {
-    if (k < even || k < fewest) continue;
-    return k <= even * 4 && k <= totalMicrobatches - (dp - 1) ? k : Infinity;
-  }
-  return Infinity;
 }
 
 /** The plan fields of a configuration with a data-parallel degree (no placement); written out field by field (an object spread measured several times slower here). */
@@ -299,282 +273,4 @@ export function computeCoefficients(
     optimizerS,
     overlapDp: scenario.training.overlap.dataParallel,
   };
-}
-
-/**
- * ZeRO-3 gathers the weights for every microbatch: each step of stage j lasts at least 1.5 x
- * that stage's gradient sync (evaluate.ts, zero3Exposed: step = max(compute, 1.5 x sync)), the
- * sync at least intraSyncSpreadS[j] (some site holds ceil(dp / sites) of the stage's replicas),
- * and the busiest replica runs at least k microbatches, each through every stage. 0 below ZeRO-3.
- */
-export function zero3GatherLowerBound(c: ConfigCoefficients): number {
-  if (c.config.zero < 3) return 0;
-  const k = busiestReplicaMicrobatches(c.totalMicrobatches, c.dp, fewestMicrobatches(c.config));
-  if (!Number.isFinite(k)) return 0;
-  return k * 1.5 * Math.max(0, ...c.intraSyncSpreadS);
-}
-
-/**
- * Stage j's largest backward and forward compute windows over the candidate's layouts: the most
- * sync any replica group could hide behind its compute, so bounds that use them hold for every group.
- */
-export function largestWindowsS(c: ConfigCoefficients, j: number): [number, number] {
-  let backwardS = -Infinity;
-  let forwardS = -Infinity;
-  for (const l of c.layouts) {
-    backwardS = Math.max(backwardS, l.backwardWindowS[j]!);
-    forwardS = Math.max(forwardS, l.forwardWindowS[j]!);
-  }
-  return [backwardS, forwardS];
-}
-
-/** The cost model's exposed sync for this candidate's ZeRO stage and overlap setting. */
-const exposureOf = (c: ConfigCoefficients, syncS: number, backwardWindowS: number, forwardWindowS: number): number =>
-  exposedSyncS(c.config, c.overlapDp, syncS, backwardWindowS, forwardWindowS);
-
-/**
- * A lower bound on the iteration time of every placement of (config, dp) (docs/formulation.md
- * §4). Either every stage keeps all its replicas on one site — then all replicas share one
- * layout, and that layout's pipeline with ceil(M/dp) microbatches, its link load and its in-site
- * sync bound the time — or some stage spans sites, and the fluid pipeline bound plus the least
- * cross-site sync any stage can pay bound it. `pipelineBoundS` bounds every placement's pipeline
- * phase (the candidate's quick bound).
- */
-export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): number {
-  const k = busiestReplicaMicrobatches(c.totalMicrobatches, c.dp, fewestMicrobatches(c.config));
-  if (!Number.isFinite(k)) return Infinity;
-  let oneLayout = Infinity;
-  for (const layout of c.layouts) {
-    if (!layout.fittingMicrobatches.some((m) => m >= k) || layout.maxReplicas < c.dp) continue;
-    let linkStep = 0;
-    // Fill and drain: the crossings routed over a link each take at least its step.
-    let fillSteps = 0;
-    for (const [link, crossings] of layout.crossingsPerLink) {
-      const step = (c.dp * crossings * c.sendBytes) / c.linkBytesPerS[link]!;
-      linkStep = Math.max(linkStep, step);
-      fillSteps = Math.max(fillSteps, 2 * crossings * step);
-    }
-    // ZB-H1's short-pipeline gaps shrink as k grows, but never faster than k x maxStep grows: k is the least.
-    const shortS = Math.max(0, c.config.pp - k) * layout.shortPipelineGapS;
-    const pipeline = k * Math.max(layout.maxStepS, linkStep) + layout.bubbleS + shortS + 2 * layout.crossingLatencyS + fillSteps;
-    let exposed = 0;
-    c.stages.forEach((_, j) => {
-      // Every replica here: stage j's ring has all dp replicas at its site, past a pod if they overflow one.
-      const site = layout.layout.stageSite[j]!;
-      const ring = c.ringS(j, site, c.dp, c.dp * layout.gpusPerSite.get(site)! > c.podGpus[site]!);
-      exposed = Math.max(exposed, exposureOf(c, ring, layout.backwardWindowS[j]!, layout.forwardWindowS[j]!));
-    });
-    oneLayout = Math.min(oneLayout, pipeline + exposed);
-  }
-  let spanning = Infinity;
-  // Some replica runs at least k microbatches, so some layout must fit k or more in memory.
-  const usable = c.layouts.some((l) => l.fittingMicrobatches.some((m) => m >= k));
-  // A spanning stage's ring hop leaves its site over one link: the fastest single link bounds it.
-  const widest = Math.max(0, ...c.siteWidestLinkBytesPerS);
-  if (usable && c.siteIncidentBytesPerS.length > 1 && widest > 0 && c.dp > 1) {
-    // Every stage has an in-site ring over at least ceil(dp / sites) replicas somewhere; the stage
-    // that spans also pays the cross-site phase.
-    // A spanning stage's whole class spans over the same ring (stageClasses): its hops carry the
-    // class's bytes, and every stage of the class pays the phase.
-    let leastSpanExposure = Infinity;
-    let inSiteExposure = 0;
-    for (const cls of stageClasses(c)) {
-      const crossS = cls.reduce((sum, j) => sum + c.crossGradientBytes[j]!, 0) / widest + 2 * c.minLinkLatencyS;
-      let classExposure = 0;
-      for (const j of cls) {
-        const [windowB, windowF] = largestWindowsS(c, j);
-        classExposure = Math.max(classExposure, exposureOf(c, c.intraSyncSpreadS[j]! + crossS, windowB, windowF));
-        inSiteExposure = Math.max(inSiteExposure, exposureOf(c, c.intraSyncSpreadS[j]!, windowB, windowF));
-      }
-      leastSpanExposure = Math.min(leastSpanExposure, classExposure);
-    }
-    spanning = pipelineBoundS + Math.max(leastSpanExposure, inSiteExposure);
-  }
-  return Math.min(oneLayout, spanning) + c.optimizerS;
-}
-
-/**
- * Forced-spanning bound (docs/formulation.md §4): stage j of all dp replicas is hosted on at least
- * k_j sites in every placement, where k_j is the larger of
- * - the fewest sites whose GPUs (largest first) hold dp x tp x cp, the stage alone; and
- * - the fewest sites that can hold stage j of all dp replicas: a replica with stage j at site s
- *   puts at least the fewest GPUs any such layout puts at s there, since a layout's run of stages
- *   at s around j comes with it (with one cut per replica, a middle stage brings half the
- *   pipeline), so s holds at most G_s / that many of them (fewestHostingSites).
- * Stages of one class (stageClasses) share their sites, so they span together, and their rings'
- * hops carry the class's bytes together. Every stage with k_j >= 2 pays the cross-site phase: its
- * class's ring sends 2(k_j - 1)/k_j of the class's bytes on each hop (at most the widest link's
- * speed), the rings' hops together put sum k_j 2(k_j - 1)/k_j bytes_j on link directions (at most
- * all links' capacity both ways), and the hop latencies add up to at least 2 (k - 1) x the
- * shortest link latency. With the in-site ring over ceil(dp / sites)
- * replicas (intraSyncSpreadS) and each stage's largest windows, the exposed sync of the worst such
- * stage, on top of every placement's pipeline bound, bounds the iteration. -Infinity when no stage
- * must span.
- */
-export function forcedSpanningLowerBound(c: ConfigCoefficients, siteGpus: readonly number[], pipelineBoundS: number): number {
-  const largestFirst = [...siteGpus].sort((a, b) => b - a);
-  const need = c.dp * c.config.tp * c.config.cp;
-  let held = 0;
-  let sitesForAnyStage = 0;
-  while (sitesForAnyStage < largestFirst.length && held < need) held += largestFirst[sitesForAnyStage++]!;
-  const widest = Math.max(0, ...c.siteWidestLinkBytesPerS);
-  const allLinksBothWays = c.linkBytesPerS.reduce((sum, bw) => sum + 2 * bw, 0);
-  if (held < need || widest <= 0 || allLinksBothWays <= 0 || siteGpus.length < 2) return -Infinity;
-  // A class's stages share their sites (stageClasses): one that must span makes all of them span,
-  // over the same ring, so each hop carries the class's bytes together.
-  const sitesOfStage = c.stages.map(() => sitesForAnyStage);
-  let largestHopBytes = 0;
-  let hopBytes = 0;
-  let mostSites = 2;
-  for (const cls of stageClasses(c)) {
-    const k = Math.max(sitesForAnyStage, ...cls.map((j) => fewestHostingSites(c, siteGpus, j)));
-    if (!Number.isFinite(k)) return Infinity; // the sites cannot hold this class of every replica
-    if (k < 2) continue;
-    for (const j of cls) sitesOfStage[j] = k;
-    const share = (2 * (k - 1)) / k;
-    const bytes = cls.reduce((sum, j) => sum + c.crossGradientBytes[j]!, 0);
-    largestHopBytes = Math.max(largestHopBytes, share * bytes);
-    hopBytes += k * share * bytes;
-    mostSites = Math.max(mostSites, k);
-  }
-  if (sitesOfStage.every((k) => k < 2)) return -Infinity;
-  const crossS = Math.max(largestHopBytes / widest, hopBytes / allLinksBothWays) + 2 * (mostSites - 1) * c.minLinkLatencyS;
-  let exposed = 0;
-  c.stages.forEach((_, j) => {
-    const [windowB, windowF] = largestWindowsS(c, j);
-    exposed = Math.max(exposed, exposureOf(c, c.intraSyncSpreadS[j]! + (sitesOfStage[j]! >= 2 ? crossS : 0), windowB, windowF));
-  });
-  return pipelineBoundS + exposed + c.optimizerS;
-}
-
-/**
- * The stages of a class whose exposure rows can bind. Stages of one class share their hosting,
- * spanning and thresholds, and a stage's ring bounds (F14, F14b) grow with its gradient bytes;
- * so stage k's rows E >= a sync_k - window_k are implied by stage j's when j has at least k's
- * bytes and at most its windows (every exposure form grows with the windows). Dropping implied
- * rows leaves the MIP's optimum unchanged and shrinks it (32 stages -> 1-2 per class); the
- * ring-pattern bound's exposures likewise.
- */
-export function undominatedStages(c: ConfigCoefficients, cls: readonly number[], windowsOf: (stage: number) => readonly number[]): number[] {
-  const bytes = (j: number) => c.crossGradientBytes[j]!;
-  const dominates = (j: number, k: number) => bytes(j) >= bytes(k) && windowsOf(j).every((w, i) => w <= windowsOf(k)[i]!);
-  return cls.filter((k, ki) => !cls.some((j, ji) => j !== k && dominates(j, k) && (!dominates(k, j) || ji < ki)));
-}
-
-/**
- * Stage classes: stages that every layout places on the same site. A class's stages are hosted
- * by the same sites in every placement, so their gradient rings take the same links.
- */
-export function stageClasses(c: ConfigCoefficients): number[][] {
-  // Classes in order of their first stage; a stage joins the first class whose first stage every
-  // layout puts on the same site as it (compared in place: this runs for every refined candidate).
-  const classes: number[][] = [];
-  for (let j = 0; j < c.stages.length; j++) {
-    const same = classes.find((cls) => c.layouts.every((l) => l.layout.stageSite[j] === l.layout.stageSite[cls[0]!]));
-    if (same) same.push(j);
-    else classes.push([j]);
-  }
-  return classes;
-}
-
-/**
- * The fewest sites that can host stage j of all dp replicas: a replica with stage j at site s
- * brings its whole run of stages there, so s holds at most G_s / (the fewest GPUs a layout with
- * stage j there puts at s) of them, and the sites hosting stage j must hold dp together.
- * Infinity when all the sites together cannot (no placement has stage j anywhere for every replica).
- */
-function fewestHostingSites(c: ConfigCoefficients, siteGpus: readonly number[], j: number): number {
-  const capacities = siteGpus.map((gpus, s) => {
-    let fewest = Infinity;
-    for (const l of c.layouts) if (l.layout.stageSite[j] === s) fewest = Math.min(fewest, l.gpusPerSite.get(s)!);
-    return Math.floor(gpus / fewest);
-  }).sort((a, b) => b - a);
-  let held = 0;
-  for (let k = 0; k < capacities.length; k++) {
-    held += capacities[k]!;
-    if (held >= c.dp) return k + 1;
-  }
-  return Infinity;
-}
-
-/**
- * Every replica runs at least the fewest microbatches any layout fits (the interleaved schedule
- * needs pp of them): true when dp replicas of that many exceed the batch, so no placement covers it.
- */
-export function batchTooSmallForReplicas(c: ConfigCoefficients): boolean {
-  return c.dp * Math.min(...c.layouts.flatMap((l) => l.fittingMicrobatches)) > c.totalMicrobatches;
-}
-
-/**
- * The least time of a replica of each layout beside its k microbatch steps: bubble, fill/drain
- * latencies, optimizer, and its own exposed gradient sync (F11b: at least the spread in-site ring
- * less what its layout's compute windows hide).
- */
-export function replicaFixedS(c: ConfigCoefficients): number[] {
-  return c.layouts.map((l) => {
-    const ownExposureS = Math.max(0, ...c.stages.map((_, j) => exposureOf(c, c.intraSyncSpreadS[j]!, l.backwardWindowS[j]!, l.forwardWindowS[j]!)));
-    return l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS + ownExposureS;
-  });
-}
-
-/**
- * Capacity bound (docs/formulation.md §4): if every replica finishes by T, a replica with layout
- * l runs at most kmax_l(T) microbatches (the largest fitting k with k x slowest step + bubble +
- * fill latency + optimizer <= T). Spreading each replica's microbatches over its GPUs, a GPU at
- * site s carries at most v_s(T) = max over layouts touching s of kmax_l(T) / (GPUs per replica),
- * so dp replicas carry at most the fractional knapsack of the sites' GPUs by v_s. The least
- * breakpoint T at which that reaches M bounds every placement's iteration time. Infinity when no
- * placement covers M exactly: every replica runs at least its layout's fewest fitting microbatches.
- */
-export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly number[]): number {
-  if (batchTooSmallForReplicas(c)) return Infinity;
-  const gpusPerReplica = c.config.tp * c.config.cp * c.config.pp;
-  const fixedS = replicaFixedS(c);
-  const finishTimesS: number[] = [];
-  c.layouts.forEach((l, i) => { for (const k of l.fittingMicrobatches) finishTimesS.push(k * l.maxStepS + fixedS[i]!); });
-  const breakpoints = ascendingDistinct(finishTimesS);
-  // Scratch arrays reused by every evaluation of carried(T).
-  const perGpu = siteGpus.map(() => 0);
-  const byValue = siteGpus.map((_, s) => s);
-  const carried = (T: number): number => {
-    perGpu.fill(0);
-    c.layouts.forEach((l, i) => {
-      // The largest fitting k done by T (k x step + fixed time grows with k, and k ascends).
-      let kmax = 0;
-      for (const k of l.fittingMicrobatches) {
-        if (k * l.maxStepS + fixedS[i]! > T * (1 + 1e-12)) break;
-        kmax = Math.max(kmax, k);
-      }
-      if (kmax === 0) return;
-      for (const site of l.gpusPerSite.keys()) perGpu[site] = Math.max(perGpu[site]!, kmax / gpusPerReplica);
-    });
-    // Sites by carried microbatches per GPU, most first (stable: ties keep site order).
-    for (let s = 0; s < byValue.length; s++) byValue[s] = s;
-    byValue.sort((a, b) => perGpu[b]! - perGpu[a]!);
-    let gpusLeft = c.dp * gpusPerReplica;
-    let total = 0;
-    for (const site of byValue) {
-      const used = Math.min(gpusLeft, siteGpus[site]!);
-      total += used * perGpu[site]!;
-      gpusLeft -= used;
-    }
-    return total;
-  };
-  let lo = 0;
-  let hi = breakpoints.length - 1;
-  if (hi < 0 || carried(breakpoints[hi]!) < c.totalMicrobatches * (1 - 1e-12)) return Infinity;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (carried(breakpoints[mid]!) >= c.totalMicrobatches * (1 - 1e-12)) hi = mid;
-    else lo = mid + 1;
-  }
-  return breakpoints[lo]!;
-}
-
-/** The distinct values, ascending (a numeric typed-array sort, then adjacent duplicates dropped). */
-export function ascendingDistinct(values: readonly number[]): number[] {
-  const sorted = Float64Array.from(values).sort();
-  const out: number[] = [];
-  for (const value of sorted) if (out.length === 0 || value !== out[out.length - 1]) out.push(value);
-  return out;
 }

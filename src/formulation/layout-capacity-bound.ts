@@ -20,7 +20,8 @@
  * (dense-simplex.ts); the inequality is then checked in plain arithmetic, so an inexact LP answer
  * can only make the bound weaker, never wrong.
  */
-import { ascendingDistinct, batchTooSmallForReplicas, replicaFixedS, type ConfigCoefficients } from './coefficients';
+import { ascendingDistinct, batchTooSmallForReplicas, replicaFixedS } from './capacity-bound';
+import type { ConfigCoefficients } from './coefficients';
 import { lpRulesOut } from './replica-capacity';
 
 /**

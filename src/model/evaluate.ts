@@ -1,39 +1,24 @@
 /**
  * The cost model's entry point: predicted iteration time with its breakdown, memory per GPU,
  * MFU and link loads of one plan on one scenario, plus every way the plan fails to fit.
- * Pure: no solver values, no I/O. See docs/cost-model.md.
+ * Pure: no solver values, no I/O. See docs/cost-model.md. Its parts: each replica group's
+ * pipeline phase (group-pipelines.ts), the data-parallel gradient sync (data-parallel-sync.ts),
+ * and each group's end of iteration with the critical group, whose breakdown this is
+ * (critical-group.ts).
  */
-import { CALIBRATION } from './calibration-constants';
-import { addRouteLoad, busierDirectionBytes, emptyLoads, linkBusyS, linkSettings, ringHops, routeLatencyS, type LinkLoad } from './cross-site';
-import { dataParallelTier, reduceScatterS } from './network';
-import { chainCrossings, exposedSyncS, forwardPartS, interleavedGroupSize, pipelineWithHopsS, roundTripFloorS, roundTripProfile, scheduleMicrobatchProblem } from './pipeline';
-import { layOutPlan, type PlanLayout, type ReplicaGroupLayout, type StageLayout } from './placement';
-import { expertDataParallel, type PlanSpec } from './plan-schema';
+import { criticalGroupOf, groupEnds, type Breakdown } from './critical-group';
+import { busierDirectionBytes, linkSettings } from './cross-site';
+import { dataParallelSync } from './data-parallel-sync';
+import { modelGroupPipelines, type PipelineTiming } from './group-pipelines';
+import { scheduleMicrobatchProblem } from './pipeline';
+import { layOutPlan, type PlanLayout, type ReplicaGroupLayout } from './placement';
+import type { PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
-import { stageMemory, stageParams, type StageMemory } from './memory';
-import { pipelineSpanS } from './pipeline-span';
+import { stageMemory, type StageMemory } from './memory';
 import { mayNotFit, memoryInterval, timeInterval, type MemoryInterval, type TimeInterval } from './prediction-interval';
 import { stageFlops, stageTime, type StageTime } from './stage-cost';
 import { modelFlopsPerIteration } from './transformer';
-import { BF16_BYTES, gBpsToBytesPerS, tflopsToFlopPerS } from './units';
-
-/** Where the iteration's time goes; the parts add up to `iterationTimeS`. */
-export interface Breakdown {
-  /** Forward, backward and recomputation of the bottleneck stage, all microbatches. */
-  readonly computeS: number;
-  readonly tpExposedS: number;
-  readonly cpExposedS: number;
-  readonly epExposedS: number;
-  /** Pipeline sends inside a site. */
-  readonly ppExposedS: number;
-  /** Gradient sync (and ZeRO-3 gathers) not hidden behind compute, inside sites. */
-  readonly dpExposedS: number;
-  /** Pipeline fill and drain. */
-  readonly bubbleS: number;
-  /** Time added by cross-site links: pipeline sends, their latency, and the cross-site part of gradient sync. */
-  readonly crossSiteS: number;
-  readonly optimizerS: number;
-}
+import { tflopsToFlopPerS } from './units';
 
 export interface SiteUsage {
   readonly site: string;
@@ -104,15 +89,6 @@ export interface Evaluation {
   readonly mayNotFit: boolean;
   readonly predicted: Prediction;
 }
-
-/**
- * How a replica group's pipeline phase is timed (docs/cost-model.md §5): `timeline`, the cost
- * model's answer, is the largest of the closed form (eq. 5.1-5.4), its round-trip floor (eq. 5.8)
- * and the op-by-op span of the schedule (pipeline-timeline.ts); `closed-form`, the larger of the
- * first two, is a lower bound on it, which the planner screens candidates with (no simulation)
- * before timing the few that could be the best.
- */
-export type PipelineTiming = 'timeline' | 'closed-form';
 
 /** Evaluates one plan (raw JSON or parsed); throws ScenarioValidationError if the plan is malformed. */
 export function evaluate(scenario: Scenario, plan: unknown, pathPrefix = 'plan'): Evaluation {
@@ -307,268 +283,4 @@ function checkSchedule(plan: PlanSpec, groups: readonly ReplicaGroupLayout[], vi
     if (problem !== undefined) problems.set(problem, [...(problems.get(problem) ?? []), g.microbatches]);
   }
   for (const [problem, counts] of problems) violations.push(`${problem}, a replica group runs ${counts.join('/')}`);
-}
-
-/** How one replica group's iteration ends (docs/cost-model.md §5). */
-export interface GroupEnd {
-  readonly group: number;
-  /** Gradient sync exposed after the group's pipeline phase (its worst stage), and the cross-site share of it. */
-  readonly exposedS: number;
-  readonly crossShare: number;
-  readonly optimizerS: number;
-  /** Pipeline phase + exposed gradient sync + optimizer step. */
-  readonly endS: number;
-}
-
-/**
- * Every replica group ends its iteration with its own tail: the gradient sync of each stage
- * starts when that group's backward of the stage is done (all replicas join the same rings), so
- * the part not hidden behind the group's remaining backward/forward work is exposed after its
- * pipeline; then the optimizer step. Used by `evaluateLayout` and `groupPipelines` alike.
- */
-function groupEnds(
-  scenario: Scenario, layout: PlanLayout, pipelines: readonly GroupPipeline[],
-  dp: { readonly syncS: readonly number[]; readonly crossPerStageS: readonly number[] },
-  timeOf: (stage: number, site: number) => StageTime,
-): GroupEnd[] {
-  const { plan, stages, groups } = layout;
-  const optimizerBytes = largestOwnedParams(scenario, plan, stages) * CALIBRATION.optimizerBytesPerParam;
-  return groups.map((group, g) => {
-    const slowestHbm = Math.min(...group.stageSite.map((site) => scenario.sites[site]!.gpu.hbmGBps));
-    const { exposedS, crossShare } = groupTail(plan, scenario, stages, dp, overlapWindows(group, timeOf));
-    const optimizerS = optimizerBytes / gBpsToBytesPerS(slowestHbm);
-    return { group: g, exposedS, crossShare, optimizerS, endS: pipelines[g]!.phaseS + exposedS + optimizerS };
-  });
-}
-
-/**
- * The critical replica group: the one whose iteration ends last (the first of equal ends). It
- * sets the iteration time, its breakdown is the evaluation's, and the report draws its timeline.
- */
-export function criticalGroupOf(ends: readonly Pick<GroupEnd, 'endS'>[]): number {
-  let worst = 0;
-  for (let g = 1; g < ends.length; g++) if (ends[g]!.endS > ends[worst]!.endS) worst = g;
-  return worst;
-}
-
-/** A group's exposed gradient sync (the worst stage) and the cross-site share of it. */
-function groupTail(
-  plan: PlanSpec, scenario: Scenario, stages: readonly StageLayout[], dp: { readonly syncS: readonly number[]; readonly crossPerStageS: readonly number[] },
-  windows: { readonly backwardS: readonly number[]; readonly forwardS: readonly number[] },
-): { exposedS: number; crossShare: number } {
-  let exposedS = 0;
-  let crossShare = 0;
-  stages.forEach((_, stage) => {
-    const sync = dp.syncS[stage]!;
-    const exposed = exposedSyncS(plan, scenario.training.overlap.dataParallel, sync, windows.backwardS[stage]!, windows.forwardS[stage]!);
-    if (exposed > exposedS) {
-      exposedS = exposed;
-      crossShare = sync > 0 ? dp.crossPerStageS[stage]! / sync : 0;
-    }
-  });
-  return { exposedS, crossShare };
-}
-
-/** The largest parameter shard any GPU owns (and steps in the optimizer), over the stages. */
-function largestOwnedParams(scenario: Scenario, plan: PlanSpec, stages: readonly StageLayout[]): number {
-  const shards = plan.zero >= 1 ? plan.dp * plan.cp : 1;
-  let largest = 0;
-  for (const stage of stages) {
-    const params = stageParams(scenario, plan, stage);
-    largest = Math.max(largest, params.dense / shards + params.expert / Math.max(1, plan.zero >= 1 ? expertDataParallel(plan) : 1));
-  }
-  return largest;
-}
-
-/**
- * Compute a stage's gradient sync can hide behind: its last backward plus the backward of the
- * stages before it that drain after it; its parameter gather, the forwards before its first one.
- */
-function overlapWindows(group: ReplicaGroupLayout, timeOf: (stage: number, site: number) => StageTime) {
-  const backwardS: number[] = [];
-  const forwardS: number[] = [];
-  let backwardBefore = 0;
-  let forwardBefore = 0;
-  group.stageSite.forEach((site, stage) => {
-    const t = timeOf(stage, site);
-    backwardBefore += t.backwardS + t.recomputeS;
-    forwardBefore += t.forwardS;
-    backwardS[stage] = backwardBefore;
-    forwardS[stage] = forwardBefore;
-  });
-  return { backwardS, forwardS };
-}
-
-/** Gradient sync time per stage: intra-site ring(s) plus the shared cross-site phase. */
-function dataParallelSync(
-  scenario: Scenario,
-  layout: PlanLayout,
-  replicasOfStageAtSite: readonly (readonly number[])[],
-  usedPerSite: readonly number[],
-  settings: ReturnType<typeof linkSettings>,
-) {
-  const { plan, stages } = layout;
-  const crossLoads: LinkLoad[] = emptyLoads(scenario);
-  const intraS: number[] = [];
-  const siteSets: number[][] = [];
-  let maxHopLatencyS = 0;
-  let maxRingSites = 1;
-  stages.forEach((stage, j) => {
-    const params = stageParams(scenario, plan, stage);
-    const gradBytesPerGpu = BF16_BYTES * (params.dense + params.expert);
-    const sites = replicasOfStageAtSite[j]!.flatMap((replicas, site) => (replicas > 0 ? [site] : []));
-    siteSets.push(sites);
-    const totalRanks = plan.dp * plan.cp;
-    let intra = 0;
-    for (const site of sites) {
-      const ranks = replicasOfStageAtSite[j]![site]! * plan.cp;
-      const where = scenario.sites[site]!;
-      const tier = dataParallelTier(where, ranks, plan.tp, usedPerSite[site]! > where.podGpus);
-      // Hierarchical: reduce-scatter then all-gather inside the site; single site: the same two halves of an all-reduce.
-      intra = Math.max(intra, 2 * reduceScatterS(gradBytesPerGpu, sites.length > 1 ? ranks : totalRanks, tier));
-    }
-    intraS.push(intra);
-    if (sites.length < 2) return;
-    maxRingSites = Math.max(maxRingSites, sites.length);
-    for (const hop of ringHops(sites)) {
-      const link = scenario.routes[hop.from]![hop.to]![0]!;
-      const compressed = settings[link]!.gradientCompression === 'fp8' ? 0.5 : 1;
-      const flat = settings[link]!.collectives === 'flat';
-      const k = sites.length;
-      const bytes = flat
-        ? plan.tp * plan.cp * (2 * (totalRanks - 1) / totalRanks) * gradBytesPerGpu * compressed
-        : plan.tp * (2 * (k - 1) / k) * gradBytesPerGpu * compressed;
-      const pairs = flat ? plan.tp * plan.cp : replicasOfStageAtSite[j]![hop.from]! * plan.tp * plan.cp;
-      addRouteLoad(scenario, crossLoads, hop.from, hop.to, bytes, pairs);
-      maxHopLatencyS = Math.max(maxHopLatencyS, routeLatencyS(scenario, hop.from, hop.to));
-    }
-  });
-  const crossBusyS = linkBusyS(scenario, settings, crossLoads);
-  const crossS = crossBusyS.length > 0 && crossBusyS.some((t) => t > 0)
-    ? Math.max(...crossBusyS) + 2 * (maxRingSites - 1) * maxHopLatencyS
-    : 0;
-  // Only a stage whose replicas span sites pays the cross-site phase.
-  const crossPerStageS = stages.map((_, j) => (siteSets[j]!.length > 1 ? crossS : 0));
-  const syncS = stages.map((_, j) => intraS[j]! + crossPerStageS[j]!);
-  return { syncS, crossS, crossPerStageS, crossLoads, crossBusyS };
-}
-
-/** A cross-site boundary on one replica's chain of virtual stages. */
-export interface ChainHop {
-  /** Virtual stage q sends to q + 1 (q = chunk * pp + stage). */
-  readonly virtualStage: number;
-  readonly fromSite: number;
-  readonly toSite: number;
-  /** Links on the route, in the direction travelled. */
-  readonly links: readonly number[];
-  /** One-way latency of the route, seconds. */
-  readonly latencyS: number;
-  /** Seconds the busiest link on the route needs per microbatch step (all replicas of all groups sending at once). */
-  readonly stepS: number;
-}
-
-/** The pipeline phase of one replica group as the cost model sees it (docs/cost-model.md §5). */
-export interface GroupPipeline {
-  readonly group: number;
-  readonly replicas: number;
-  readonly microbatches: number;
-  readonly stageSite: readonly number[];
-  /** Per-microbatch times of each stage on its site. */
-  readonly stageTimes: readonly StageTime[];
-  /** Each stage's step: its total time plus exposed ZeRO-3 gathers. */
-  readonly stepS: readonly number[];
-  readonly hops: readonly ChainHop[];
-  readonly bottleneckStage: number;
-  readonly steadyS: number;
-  readonly bubbleS: number;
-  /** Per microbatch: how much the slowest link step exceeds the slowest stage. */
-  readonly linkExcessS: number;
-  /** Latency and one transfer of every crossing, on fill and on drain. */
-  readonly fillCrossS: number;
-  /** The closed form: steady + m x link excess + bubble + fill/drain crossings (eq. 5.1-5.4). */
-  readonly closedFormS: number;
-  /** How far the round-trip floor (eq. 5.8) and, with timeline timing, the op-by-op span exceed the closed form. */
-  readonly timelineExcessS: number;
-  /** The pipeline phase: the closed form plus that excess. */
-  readonly phaseS: number;
-}
-
-/** Per replica group pipeline timing and end of iteration of a laid-out plan, and the critical group (the one `evaluate` times). */
-export function groupPipelines(scenario: Scenario, layout: PlanLayout, timing: PipelineTiming = 'timeline'): { readonly pipelines: readonly GroupPipeline[]; readonly ends: readonly GroupEnd[]; readonly criticalGroup: number } {
-  const { plan, stages, groups } = layout;
-  const usedPerSite = scenario.sites.map(() => 0);
-  const replicasOfStageAtSite = stages.map(() => scenario.sites.map(() => 0));
-  for (const group of groups) {
-    group.stageSite.forEach((site, stage) => {
-      usedPerSite[site]! += group.replicas * plan.tp * plan.cp;
-      replicasOfStageAtSite[stage]![site]! += group.replicas;
-    });
-  }
-  const timeOf = (stage: number, site: number): StageTime => stageTime(scenario, plan, stages[stage]!, scenario.sites[site]!, usedPerSite[site]!);
-  const settings = linkSettings(scenario, plan);
-  const dp = dataParallelSync(scenario, layout, replicasOfStageAtSite, usedPerSite, settings);
-  const zero3Exposed = (stage: number, site: number): number =>
-    plan.zero >= 3 ? Math.max(0, 1.5 * dp.syncS[stage]! - (timeOf(stage, site).totalS)) : 0;
-  const { pipelines } = modelGroupPipelines(scenario, layout, settings, timeOf, zero3Exposed, timing);
-  const ends = groupEnds(scenario, layout, pipelines, dp, timeOf);
-  return { pipelines, ends, criticalGroup: criticalGroupOf(ends) };
-}
-
-function modelGroupPipelines(
-  scenario: Scenario,
-  layout: PlanLayout,
-  settings: ReturnType<typeof linkSettings>,
-  timeOf: (stage: number, site: number) => StageTime,
-  zero3Exposed: (stage: number, site: number) => number,
-  timing: PipelineTiming,
-) {
-  const { plan, groups } = layout;
-  const gpusPerReplicaStage = plan.tp * plan.cp;
-  const ppLoads = emptyLoads(scenario);
-  const sendBytes = plan.microBatchSeqs * scenario.training.seqLen * scenario.model.hidden * BF16_BYTES;
-  const crossings = groups.map((group) => chainCrossings(group.stageSite, plan));
-  groups.forEach((group, g) => {
-    for (const hop of crossings[g]!) addRouteLoad(scenario, ppLoads, hop.from, hop.to, group.replicas * sendBytes, group.replicas * gpusPerReplicaStage, true);
-  });
-  const ppLinkStepS = linkBusyS(scenario, settings, ppLoads);
-  const pipelines: GroupPipeline[] = groups.map((group, g) => {
-    const stageTimes = group.stageSite.map((site, stage) => timeOf(stage, site));
-    const stepS = group.stageSite.map((site, stage) => stageTimes[stage]!.totalS + zero3Exposed(stage, site));
-    const max = Math.max(...stepS);
-    const bottleneckStage = stepS.indexOf(max);
-    const hops: ChainHop[] = [];
-    for (const { from, to, virtualStage } of crossings[g]!) {
-      const links = scenario.routes[from]![to]!;
-      const hopStep = Math.max(...links.map((link) => ppLinkStepS[link]!));
-      hops.push({ virtualStage, fromSite: from, toSite: to, links, latencyS: routeLatencyS(scenario, from, to), stepS: hopStep });
-    }
-    const m = group.microbatches;
-    const forwardS = stepS.map((step, j) => forwardPartS(step, stageTimes[j]!));
-    const { steadyS, bubbleS, linkExcessS, fillCrossS, phaseS: closedFormS } = pipelineWithHopsS(stepS, forwardS, m, plan, hops);
-    const floorS = Number.isInteger(m) ? roundTripFloorS(roundTripProfile(stepS, forwardS, plan, hops), m) : 0;
-    const boundS = Math.max(closedFormS, floorS);
-    const timelineExcessS = boundS - closedFormS + (timing === 'timeline' ? timelineExcessOverS(plan, stepS, forwardS, m, hops, boundS) : 0);
-    return {
-      group: g, replicas: group.replicas, microbatches: m, stageSite: group.stageSite, stageTimes, stepS, hops, bottleneckStage,
-      steadyS, bubbleS, linkExcessS, fillCrossS, closedFormS, timelineExcessS, phaseS: closedFormS + timelineExcessS,
-    };
-  });
-  return { pipelines, ppLoads, ppLinkStepS };
-}
-
-/**
- * How far the op-by-op span of one replica's schedule exceeds `closedFormS` (0 when it does not,
- * or when the schedule cannot run: a non-whole microbatch count or too few microbatches for the
- * interleaved schedule, which `evaluate` reports as violations).
- */
-function timelineExcessOverS(
-  plan: PlanSpec, stepS: readonly number[], forwardS: readonly number[], microbatches: number, hops: readonly ChainHop[], closedFormS: number,
-): number {
-  if (!Number.isInteger(microbatches) || microbatches < 1) return 0;
-  if (plan.schedule === 'interleaved' && interleavedGroupSize(microbatches, stepS.length) === undefined) return 0;
-  const spanS = pipelineSpanS({
-    schedule: plan.schedule, virtualStages: plan.virtualStages, microbatches, forwardS,
-    backwardS: stepS.map((step, j) => step - forwardS[j]!), hops,
-  });
-  return Math.max(0, spanS - closedFormS);
 }

@@ -8,7 +8,8 @@
  * (docs/cost-model.md §4-5). Op times come from the cost model (`groupPipelines`), so the
  * simulated span checks the closed-form pipeline phase and draws the report's timeline. Pure.
  */
-import { groupPipelines, type ChainHop, type GroupPipeline } from './evaluate';
+import { groupPipelines } from './critical-group';
+import type { ChainHop, GroupPipeline } from './group-pipelines';
 import { forwardPartS } from './pipeline';
 import type { PlanLayout } from './placement';
 import type { Schedule } from './plan-schema';

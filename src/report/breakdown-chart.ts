@@ -1,5 +1,5 @@
 /** The iteration-time breakdown as horizontal stacked bars: our plan beside each baseline. */
-import type { Breakdown } from '../model/evaluate';
+import type { Breakdown } from '../model/critical-group';
 import { escapeHtml, formatSeconds, px } from './html-escape';
 
 export interface BreakdownBar {

@@ -3,7 +3,8 @@
  * cheap lower bound, so the planner can visit them best-first and prune the rest
  * (docs/formulation.md §4).
  */
-import { busiestReplicaMicrobatches, computeCoefficients, fewestMicrobatches, maxReplicas, type ConfigCoefficients } from '../formulation/coefficients';
+import { computeCoefficients, maxReplicas, type ConfigCoefficients } from '../formulation/coefficients';
+import { busiestReplicaMicrobatches, fewestMicrobatches } from '../formulation/microbatch-counts';
 import { dataParallelInSpace, enumerateConfigs, equalMicrobatchesOnly, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../formulation/search-space';
 import { EnumerationTables, type ConfigStageTables, type SiteStageTimes } from '../formulation/enumeration-tables';
 import { CALIBRATION, NETWORK } from '../model/calibration-constants';

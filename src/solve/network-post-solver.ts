@@ -4,7 +4,8 @@
  * by evaluating the cost model, one link at a time, until no link's choice changes; then the
  * fewest flows per GPU pair that keep the time.
  */
-import { evaluateLayout, type Evaluation, type PipelineTiming } from '../model/evaluate';
+import { evaluateLayout, type Evaluation } from '../model/evaluate';
+import type { PipelineTiming } from '../model/group-pipelines';
 import { layOutPlan, withNetworkSettings } from '../model/placement';
 import type { LinkSettingsSpec, PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';

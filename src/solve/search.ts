@@ -3,7 +3,9 @@
  * by lower bounds (docs/formulation.md §4). Returns the best plan found, checked by the cost
  * model, and a bound valid for every plan in the space.
  */
-import { batchTooSmallForReplicas, capacityLowerBound, forcedSpanningLowerBound, outerLowerBound, planOfGroups, zero3GatherLowerBound, type ConfigCoefficients, type LayoutGroup } from '../formulation/coefficients';
+import { batchTooSmallForReplicas, capacityLowerBound } from '../formulation/capacity-bound';
+import { forcedSpanningLowerBound, outerLowerBound, zero3GatherLowerBound } from '../formulation/closed-form-bounds';
+import { planOfGroups, type ConfigCoefficients, type LayoutGroup } from '../formulation/coefficients';
 import { layoutCapacityLowerBound } from '../formulation/layout-capacity-bound';
 import { buildPlacementMip, incumbentObjectiveCutoff, provenIterationBoundS, type PlacementMip } from '../formulation/placement-mip';
 import { ringPatternSearch, type RingPattern } from '../formulation/ring-pattern-bound';

@@ -1,0 +1,90 @@
+/**
+ * The capacity bound (docs/formulation.md §4, step 3(b)): by time T each layout's replicas run at
+ * most so many microbatches, and the sites' GPUs, filled fastest first, must carry the batch. Its
+ * per-layout fixed times and the batch check are shared with the layout capacity bound (step 3(e),
+ * layout-capacity-bound.ts).
+ */
+import type { ConfigCoefficients } from './coefficients';
+import { exposureOf } from './stage-classes';
+
+/**
+ * Every replica runs at least the fewest microbatches any layout fits (the interleaved schedule
+ * needs pp of them): true when dp replicas of that many exceed the batch, so no placement covers it.
+ */
+export function batchTooSmallForReplicas(c: ConfigCoefficients): boolean {
+  return c.dp * Math.min(...c.layouts.flatMap((l) => l.fittingMicrobatches)) > c.totalMicrobatches;
+}
+
+/**
+ * The least time of a replica of each layout beside its k microbatch steps: bubble, fill/drain
+ * latencies, optimizer, and its own exposed gradient sync (F11b: at least the spread in-site ring
+ * less what its layout's compute windows hide).
+ */
+export function replicaFixedS(c: ConfigCoefficients): number[] {
+  return c.layouts.map((l) => {
+    const ownExposureS = Math.max(0, ...c.stages.map((_, j) => exposureOf(c, c.intraSyncSpreadS[j]!, l.backwardWindowS[j]!, l.forwardWindowS[j]!)));
+    return l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS + ownExposureS;
+  });
+}
+
+/**
+ * Capacity bound (docs/formulation.md §4, step 3(b)): if every replica finishes by T, a replica
+ * with layout l runs at most kmax_l(T) microbatches (the largest fitting k with k x slowest step + bubble +
+ * fill latency + optimizer <= T). Spreading each replica's microbatches over its GPUs, a GPU at
+ * site s carries at most v_s(T) = max over layouts touching s of kmax_l(T) / (GPUs per replica),
+ * so dp replicas carry at most the fractional knapsack of the sites' GPUs by v_s. The least
+ * breakpoint T at which that reaches M bounds every placement's iteration time. Infinity when no
+ * placement covers M exactly: every replica runs at least its layout's fewest fitting microbatches.
+ */
+export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly number[]): number {
+  if (batchTooSmallForReplicas(c)) return Infinity;
+  const gpusPerReplica = c.config.tp * c.config.cp * c.config.pp;
+  const fixedS = replicaFixedS(c);
+  const finishTimesS: number[] = [];
+  c.layouts.forEach((l, i) => { for (const k of l.fittingMicrobatches) finishTimesS.push(k * l.maxStepS + fixedS[i]!); });
+  const breakpoints = ascendingDistinct(finishTimesS);
+  // Scratch arrays reused by every evaluation of carried(T).
+  const perGpu = siteGpus.map(() => 0);
+  const byValue = siteGpus.map((_, s) => s);
+  const carried = (T: number): number => {
+    perGpu.fill(0);
+    c.layouts.forEach((l, i) => {
+      // The largest fitting k done by T (k x step + fixed time grows with k, and k ascends).
+      let kmax = 0;
+      for (const k of l.fittingMicrobatches) {
+        if (k * l.maxStepS + fixedS[i]! > T * (1 + 1e-12)) break;
+        kmax = Math.max(kmax, k);
+      }
+      if (kmax === 0) return;
+      for (const site of l.gpusPerSite.keys()) perGpu[site] = Math.max(perGpu[site]!, kmax / gpusPerReplica);
+    });
+    // Sites by carried microbatches per GPU, most first (stable: ties keep site order).
+    for (let s = 0; s < byValue.length; s++) byValue[s] = s;
+    byValue.sort((a, b) => perGpu[b]! - perGpu[a]!);
+    let gpusLeft = c.dp * gpusPerReplica;
+    let total = 0;
+    for (const site of byValue) {
+      const used = Math.min(gpusLeft, siteGpus[site]!);
+      total += used * perGpu[site]!;
+      gpusLeft -= used;
+    }
+    return total;
+  };
+  let lo = 0;
+  let hi = breakpoints.length - 1;
+  if (hi < 0 || carried(breakpoints[hi]!) < c.totalMicrobatches * (1 - 1e-12)) return Infinity;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (carried(breakpoints[mid]!) >= c.totalMicrobatches * (1 - 1e-12)) hi = mid;
+    else lo = mid + 1;
+  }
+  return breakpoints[lo]!;
+}
+
+/** The distinct values, ascending (a numeric typed-array sort, then adjacent duplicates dropped). */
+export function ascendingDistinct(values: readonly number[]): number[] {
+  const sorted = Float64Array.from(values).sort();
+  const out: number[] = [];
+  for (const value of sorted) if (out.length === 0 || value !== out[out.length - 1]) out.push(value);
+  return out;
+}

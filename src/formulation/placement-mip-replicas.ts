@@ -1,0 +1,149 @@
+/**
+ * The placement MIP's replica, capacity and pipeline rows (docs/formulation.md §3, F0-F6): the
+ * (layout, microbatch count) choices and their columns (F0), the replica count (F1), the batch
+ * (F2), each site's GPUs (F3), the used binaries (F4), each link's pipeline step (F5) and the
+ * pipeline time of every used choice (F6). placement-mip.ts builds the MIP from these and the
+ * gradient-sync families.
+ */
+import { roundTripFloorOf, type ConfigCoefficients, type LayoutCoefficients } from './coefficients';
+import type { MipBuilder } from './mip';
+import type { Scenario } from '../model/scenario';
+
+/** One (layout, microbatch count) choice and its MIP columns. */
+export interface PlacementChoice {
+  readonly layout: LayoutCoefficients;
+  readonly microbatches: number;
+  /** Replicas running this layout with this many microbatches (integer). */
+  readonly replicasColumn: number;
+  /** 1 if any replica does (binary). */
+  readonly usedColumn: number;
+}
+
+/** The MIP being built, as every row family sees it: the builder, the choices, T, E and the link steps (F5). */
+export interface Columns {
+  readonly b: MipBuilder;
+  readonly choices: PlacementChoice[];
+  readonly T: number;
+  readonly E: number;
+  readonly linkStep: Map<number, number>;
+}
+
+/** A choice's time that depends on neither the link step nor E: bubble (with ZB-H1's short-pipeline gaps when k < pp), fill/drain latencies, optimizer. */
+const closedFormFixedS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number): number =>
+  layout.bubbleS + Math.max(0, c.config.pp - k) * layout.shortPipelineGapS + 2 * layout.crossingLatencyS + c.optimizerS;
+
+/** The same, raised to the round-trip floor of k microbatches (eq. 5.8, at zero link step) where that is more. */
+const choiceFixedS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number): number =>
+  Math.max(closedFormFixedS(c, layout, k), roundTripFloorOf(layout, k) - k * layout.maxStepS + c.optimizerS);
+
+/** The least time any replica running this choice takes: its pipeline at the slowest stage, bubble, fill latency and optimizer (F6 without E). */
+export const choicePipelineS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number): number =>
+  k * layout.maxStepS + choiceFixedS(c, layout, k);
+
+/** F0: replica columns per (layout, microbatch count), leaving out choices that cannot beat `onlyFasterThanS`. */
+export function addReplicaColumns(b: MipBuilder, scenario: Scenario, c: ConfigCoefficients, tieBreakS: number, onlyFasterThanS: number): PlacementChoice[] {
+  const choices: PlacementChoice[] = [];
+  for (const layout of c.layouts) {
+    let capacity = c.dp;
+    for (const [site, gpus] of layout.gpusPerSite) capacity = Math.min(capacity, Math.floor(scenario.sites[site]!.gpus / gpus));
+    for (const k of layout.fittingMicrobatches) {
+      if (choicePipelineS(c, layout, k) >= onlyFasterThanS) continue;
+      // Every other replica runs at least one microbatch.
+      const upper = Math.min(capacity, Math.floor(c.totalMicrobatches / k), k <= c.totalMicrobatches - (c.dp - 1) ? c.dp : 0);
+      if (upper < 1) continue;
+      const replicasColumn = b.addColumn(`replicas[${layout.layout.id},m${k}]`, 0, upper, { integer: true });
+      const usedColumn = b.addColumn(`used[${layout.layout.id},m${k}]`, 0, 1, { integer: true, cost: tieBreakS });
+      choices.push({ layout, microbatches: k, replicasColumn, usedColumn });
+    }
+  }
+  return choices;
+}
+
+/** F1: the replicas add up to dp. */
+export function addReplicaCountRow({ b, choices }: Columns, c: ConfigCoefficients): void {
+  b.addRow('replicas_total', choices.map((ch) => [ch.replicasColumn, 1] as const), c.dp, c.dp);
+}
+
+/** F2: replicas x microbatches x microbatch size cover the global batch exactly. */
+export function addBatchCoverageRow({ b, choices }: Columns, c: ConfigCoefficients): void {
+  b.addRow('batch_coverage', choices.map((ch) => [ch.replicasColumn, ch.microbatches] as const), c.totalMicrobatches, c.totalMicrobatches);
+}
+
+/** F3: GPUs used at each site fit the site. */
+export function addSiteGpuCapacityRows({ b, choices }: Columns, scenario: Scenario): void {
+  for (const site of scenario.sites) {
+    const terms = choices.filter((ch) => ch.layout.gpusPerSite.has(site.index))
+      .map((ch) => [ch.replicasColumn, ch.layout.gpusPerSite.get(site.index)!] as const);
+    if (terms.length > 0) b.addRow(`gpus[${site.name}]`, terms, -Infinity, site.gpus);
+  }
+}
+
+/** F4: a choice with replicas is marked used. */
+export function addUsageRows({ b, choices }: Columns): void {
+  for (const ch of choices) {
+    const upper = b.columnUpper(ch.replicasColumn);
+    b.addRow(`usage[${ch.layout.layout.id},m${ch.microbatches}]`, [[ch.replicasColumn, 1], [ch.usedColumn, -upper]], -Infinity, 0);
+  }
+}
+
+/** F5: a link's pipeline step is the bytes all crossing replicas send per microbatch over its capacity. */
+export function addLinkStepRows(cols: Columns, c: ConfigCoefficients): void {
+  const { b, choices } = cols;
+  const links = new Set<number>();
+  for (const ch of choices) for (const link of ch.layout.crossingsPerLink.keys()) links.add(link);
+  for (const link of [...links].sort((x, y) => x - y)) {
+    const maxStep = (c.dp * maxCrossings(choices, link) * c.sendBytes) / c.linkBytesPerS[link]!;
+    const column = b.addColumn(`pipeline_link_step_s[${link}]`, 0, maxStep);
+    cols.linkStep.set(link, column);
+    const terms: (readonly [number, number])[] = [[column, 1]];
+    for (const ch of choices) {
+      const crossings = ch.layout.crossingsPerLink.get(link);
+      if (crossings) terms.push([ch.replicasColumn, (-crossings * c.sendBytes) / c.linkBytesPerS[link]!]);
+    }
+    b.addRow(`pipeline_link_step[${link}]`, terms, 0, 0);
+  }
+}
+
+const maxCrossings = (choices: readonly PlacementChoice[], link: number): number =>
+  Math.max(0, ...choices.map((ch) => ch.layout.crossingsPerLink.get(link) ?? 0));
+
+/**
+ * F6: T covers every used choice's pipeline (k x max(slowest stage, link step) + bubble +
+ * fill/drain crossings) plus the exposed gradient sync E and the optimizer step.
+ */
+export function addPipelineTimeRows(cols: Columns, c: ConfigCoefficients): void {
+  const { b, choices, T, E, linkStep } = cols;
+  for (const ch of choices) {
+    const k = ch.microbatches;
+    const name = `${ch.layout.layout.id},m${k}`;
+    const fixed = choiceFixedS(c, ch.layout, k);
+    // The link-bound rows keep the closed form: eq. 5.8 already waits out every latency and a
+    // steady state at the link adds to the closed form's terms, not to the floor's.
+    const closedFixed = closedFormFixedS(c, ch.layout, k);
+    const links = [...ch.layout.crossingsPerLink.keys()];
+    if (links.length === 0) {
+      b.addRow(`pipeline_time[${name}]`, [[T, 1], [E, -1], [ch.usedColumn, -(k * ch.layout.maxStepS + fixed)]], 0, Infinity);
+      continue;
+    }
+    for (const link of links) {
+      const step = linkStep.get(link)!;
+      // Only the crossings routed over this link take at least its step (a hop takes its route's slowest link).
+      const crossings = ch.layout.crossingsPerLink.get(link)!;
+      const bigM = (k + 2 * crossings) * b.columnUpper(step) + k * ch.layout.maxStepS + fixed;
+      // Steady state at the slowest GPU stage; fill and drain cross the link 2 x crossings times.
+      b.addRow(`pipeline_time_stage_bound[${name},link${link}]`,
+        [[T, 1], [E, -1], [step, -2 * crossings], [ch.usedColumn, -(k * ch.layout.maxStepS + fixed) - bigM]], -bigM, Infinity);
+      // Steady state at the link.
+      b.addRow(`pipeline_time_link_bound[${name},link${link}]`,
+        [[T, 1], [E, -1], [step, -(k + 2 * crossings)], [ch.usedColumn, -closedFixed - bigM]], -bigM, Infinity);
+    }
+  }
+}
+
+/** The most replicas of a stage class `site` can hold through the given choices (at most dp): the big-M of F7 and F13. */
+export const replicasSiteCanHold = (c: ConfigCoefficients, placing: readonly PlacementChoice[], site: Scenario['sites'][number]): number =>
+  placing.length === 0 ? 0 : Math.min(c.dp, Math.floor(site.gpus / Math.min(...placing.map((ch) => ch.layout.gpusPerSite.get(site.index)!))));
+
+/** Columns x of the choices that place stage class `cls` on `site`. */
+export const choicesPlacing = (choices: readonly PlacementChoice[], cls: readonly number[], site: number) =>
+  choices.filter((ch) => ch.layout.layout.stageSite[cls[0]!] === site);

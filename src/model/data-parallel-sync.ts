@@ -1,0 +1,65 @@
+/**
+ * Data-parallel gradient sync per stage (docs/cost-model.md §3, DP; §4): the in-site ring at each site
+ * hosting the stage and, for a stage whose replicas span sites, the shared cross-site phase with
+ * the load it puts on each link.
+ */
+import { addRouteLoad, emptyLoads, linkBusyS, linkSettings, ringHops, routeLatencyS, type LinkLoad } from './cross-site';
+import { stageParams } from './memory';
+import { dataParallelTier, reduceScatterS } from './network';
+import type { PlanLayout } from './placement';
+import type { Scenario } from './scenario';
+import { BF16_BYTES } from './units';
+
+/** Gradient sync time per stage: intra-site ring(s) plus the shared cross-site phase. */
+export function dataParallelSync(
+  scenario: Scenario,
+  layout: PlanLayout,
+  replicasOfStageAtSite: readonly (readonly number[])[],
+  usedPerSite: readonly number[],
+  settings: ReturnType<typeof linkSettings>,
+) {
+  const { plan, stages } = layout;
+  const crossLoads: LinkLoad[] = emptyLoads(scenario);
+  const intraS: number[] = [];
+  const siteSets: number[][] = [];
+  let maxHopLatencyS = 0;
+  let maxRingSites = 1;
+  stages.forEach((stage, j) => {
+    const params = stageParams(scenario, plan, stage);
+    const gradBytesPerGpu = BF16_BYTES * (params.dense + params.expert);
+    const sites = replicasOfStageAtSite[j]!.flatMap((replicas, site) => (replicas > 0 ? [site] : []));
+    siteSets.push(sites);
+    const totalRanks = plan.dp * plan.cp;
+    let intra = 0;
+    for (const site of sites) {
+      const ranks = replicasOfStageAtSite[j]![site]! * plan.cp;
+      const where = scenario.sites[site]!;
+      const tier = dataParallelTier(where, ranks, plan.tp, usedPerSite[site]! > where.podGpus);
+      // Hierarchical: reduce-scatter then all-gather inside the site; single site: the same two halves of an all-reduce.
+      intra = Math.max(intra, 2 * reduceScatterS(gradBytesPerGpu, sites.length > 1 ? ranks : totalRanks, tier));
+    }
+    intraS.push(intra);
+    if (sites.length < 2) return;
+    maxRingSites = Math.max(maxRingSites, sites.length);
+    for (const hop of ringHops(sites)) {
+      const link = scenario.routes[hop.from]![hop.to]![0]!;
+      const compressed = settings[link]!.gradientCompression === 'fp8' ? 0.5 : 1;
+      const flat = settings[link]!.collectives === 'flat';
+      const k = sites.length;
+      const bytes = flat
+        ? plan.tp * plan.cp * (2 * (totalRanks - 1) / totalRanks) * gradBytesPerGpu * compressed
+        : plan.tp * (2 * (k - 1) / k) * gradBytesPerGpu * compressed;
+      const pairs = flat ? plan.tp * plan.cp : replicasOfStageAtSite[j]![hop.from]! * plan.tp * plan.cp;
+      addRouteLoad(scenario, crossLoads, hop.from, hop.to, bytes, pairs);
+      maxHopLatencyS = Math.max(maxHopLatencyS, routeLatencyS(scenario, hop.from, hop.to));
+    }
+  });
+  const crossBusyS = linkBusyS(scenario, settings, crossLoads);
+  const crossS = crossBusyS.length > 0 && crossBusyS.some((t) => t > 0)
+    ? Math.max(...crossBusyS) + 2 * (maxRingSites - 1) * maxHopLatencyS
+    : 0;
+  // Only a stage whose replicas span sites pays the cross-site phase.
+  const crossPerStageS = stages.map((_, j) => (siteSets[j]!.length > 1 ? crossS : 0));
+  const syncS = stages.map((_, j) => intraS[j]! + crossPerStageS[j]!);
+  return { syncS, crossS, crossPerStageS, crossLoads, crossBusyS };
+}
