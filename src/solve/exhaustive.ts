@@ -12,9 +12,11 @@
  */
 import { scenarioForSpace, toPlan, type SpaceRestriction } from '../formulation/search-space';
 import { frameworkIssues } from '../model/framework-issues';
-import { capacityLowerBound, forcedSpanningLowerBound, outerLowerBound, planOfGroups, zero3GatherLowerBound, type ConfigCoefficients, type LayoutCoefficients } from '../formulation/coefficients';
+import { planOfGroups, type ConfigCoefficients, type LayoutCoefficients } from '../formulation/coefficients';
+import { capacityLowerBound } from '../formulation/capacity-bound';
+import { forcedSpanningLowerBound, outerLowerBound, zero3GatherLowerBound } from '../formulation/closed-form-bounds';
 import { layoutCapacityLowerBound } from '../formulation/layout-capacity-bound';
-import { choicePipelineS } from '../formulation/placement-mip';
+import { choicePipelineS } from '../formulation/placement-mip-replicas';
 import { ringPatternSearch } from '../formulation/ring-pattern-bound';
 import { evaluateLayout, type Evaluation } from '../model/evaluate';
 import { layOutPlan, withNetworkSettings, type PlanLayout } from '../model/placement';
