@@ -4,7 +4,9 @@
  * table, the constants refitted on the other tables), and the constant set the fitter finds on
  * all rows. Regenerate with `npm run calibration` (deterministic; about a minute).
  * Appends docs/calibration-optima.md, the plausible-optimum table that `npm run calibration:optima`
- * (bench/calibration-optima.ts) records, when that file exists.
+ * (bench/calibration-optima.ts) records, when that file exists, and the table of
+ * docs/user-calibration.md (`npm run calibration:user`: three rows of a published table given to
+ * `calibrate`, its other rows before and after).
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -64,6 +66,9 @@ const logsSorted = (errors: number[]): string => errors.map((e) => Math.log1p(e)
 
 const optimaFile = path.join(root, 'docs', 'calibration-optima.md');
 const optima = fs.existsSync(optimaFile) ? fs.readFileSync(optimaFile, 'utf8').trim() : undefined;
+const userFile = path.join(root, 'docs', 'user-calibration.md');
+// Its table and what follows, under a heading of this document (the file's own title and intro stay there).
+const userTable = fs.existsSync(userFile) ? fs.readFileSync(userFile, 'utf8').split('\n').filter((line, i, all) => i >= all.findIndex((l) => l.startsWith('| table'))).join('\n').trim() : undefined;
 
 console.log(`# Calibration: predicted vs published
 
@@ -134,4 +139,13 @@ No row publishes measured memory, so memory carries a fixed allowance of +-5% (d
   the table (no configuration given); it is the size of release-to-release noise.
 - Sections D and I are cross-site facts, not one-site throughput rows; they belong to the
   scenario fixtures, not to this table.
-${optima ? `\n${optima}\n` : ''}`);
+${optima ? `\n${optima}\n` : ''}${userTable ? `
+## Calibrating to three rows of a published table (\`npm run calibration:user\`)
+
+From docs/user-calibration.md (bench/user-calibration.ts): for each published table of at least 5
+rows, the constants fitted without it, then \`scaleacross calibrate\` given 3 of its rows (first,
+middle, last); its other rows' iteration-time errors before (without the table) and after (with
+the profile). Absolute errors.
+
+${userTable}
+` : ''}`);
