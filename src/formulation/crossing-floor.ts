@@ -34,7 +34,14 @@ import { busiestReplicaMicrobatches, fewestMicrobatches } from './microbatch-cou
  * whichever is less (the total when unknown).
  */
 export function crossingFloorS(c: ConfigCoefficients, changing: number, linkCount: number, endBytesPerS: number): number {
-  if (changing <= 1e-9) return -Infinity;
+  return crossingFloorOf(c, linkCount)(changing, endBytesPerS);
+}
+
+/**
+ * {@link crossingFloorS} for one candidate as a function of `changing` and `endBytesPerS`: the
+ * minima over its layouts are taken once (the ring-pattern search asks at every node).
+ */
+export function crossingFloorOf(c: ConfigCoefficients, linkCount: number): (changing: number, endBytesPerS: number) => number {
   let leastCrossings = Infinity;
   let leastCrossingsOnLink0 = Infinity;
   let leastFixedS = Infinity;
@@ -52,35 +59,39 @@ export function crossingFloorS(c: ConfigCoefficients, changing: number, linkCoun
     leastCrossingsOnLink0 = Math.min(leastCrossingsOnLink0, layout.crossingsPerLink.get(0) ?? 0);
     leastFixedS = Math.min(leastFixedS, layout.bubbleS + 2 * layout.crossingLatencyS);
   }
-  if (!Number.isFinite(leastCrossings)) return -Infinity;
+  if (!Number.isFinite(leastCrossings)) return () => -Infinity;
   const M = c.totalMicrobatches;
-  const everyReplica = changing >= c.dp * (1 - 1e-9) || !Number.isFinite(leastWholeStepS);
   const fewest = fewestMicrobatches(c.config);
-  /**
-   * The least over K (the split replicas' microbatches, K >= changing x fewest, all M when every
-   * replica is split) of the larger of the links' busy time K x perMicrobatchS + F and the busiest
-   * whole replica's pipeline: the other dp - changing replicas (at most; fewer when more change)
-   * carry M - K, so one runs at least (M - K) / (dp - changing) of them. Linear in K both, so the
-   * least is where they cross, clamped to K's range.
-   */
-  const balancedS = (perMicrobatchS: number): number => {
-    const busyS = (K: number) => K * perMicrobatchS + leastFixedS;
-    if (everyReplica) return busyS(M);
-    const perK = leastWholeStepS / (c.dp - changing);
-    const wholeS = (K: number) => (M - K) * perK + leastWholeBubbleS;
-    const low = Math.min(M, changing * fewest);
-    const crossing = (M * perK + leastWholeBubbleS - leastFixedS) / (perMicrobatchS + perK);
-    const K = Math.min(M, Math.max(low, crossing));
-    return Math.max(busyS(K), wholeS(K));
-  };
-  if (linkCount === 1) {
-    const k = everyReplica ? busiestReplicaMicrobatches(M, c.dp, fewest) : fewest;
-    const bytesPerS = c.linkBytesPerS[0]!;
-    const rowS = Number.isFinite(k) ? (k + 2 * leastCrossingsOnLink0) * ((changing * leastCrossingsOnLink0 * c.sendBytes) / bytesPerS) + leastFixedS : -Infinity;
-    return Math.max(balancedS((leastCrossingsOnLink0 * c.sendBytes) / bytesPerS), rowS);
-  }
+  const busiestK = busiestReplicaMicrobatches(M, c.dp, fewest);
   const totalBytesPerS = c.linkBytesPerS.reduce((sum, x) => sum + x, 0);
-  const endsS = Math.min(totalBytesPerS, endBytesPerS);
-  const rowS = 3 * ((changing * c.sendBytes) / endsS) + leastFixedS;
-  return Math.max(balancedS((leastCrossings * c.sendBytes) / totalBytesPerS), balancedS(c.sendBytes / endsS), rowS);
+  return (changing, endBytesPerS) => {
+    if (changing <= 1e-9) return -Infinity;
+    const everyReplica = changing >= c.dp * (1 - 1e-9) || !Number.isFinite(leastWholeStepS);
+    /**
+     * The least over K (the split replicas' microbatches, K >= changing x fewest, all M when every
+     * replica is split) of the larger of the links' busy time K x perMicrobatchS + F and the busiest
+     * whole replica's pipeline: the other dp - changing replicas (at most; fewer when more change)
+     * carry M - K, so one runs at least (M - K) / (dp - changing) of them. Linear in K both, so the
+     * least is where they cross, clamped to K's range.
+     */
+    const balancedS = (perMicrobatchS: number): number => {
+      const busyS = (K: number) => K * perMicrobatchS + leastFixedS;
+      if (everyReplica) return busyS(M);
+      const perK = leastWholeStepS / (c.dp - changing);
+      const wholeS = (K: number) => (M - K) * perK + leastWholeBubbleS;
+      const low = Math.min(M, changing * fewest);
+      const crossing = (M * perK + leastWholeBubbleS - leastFixedS) / (perMicrobatchS + perK);
+      const K = Math.min(M, Math.max(low, crossing));
+      return Math.max(busyS(K), wholeS(K));
+    };
+    if (linkCount === 1) {
+      const k = everyReplica ? busiestK : fewest;
+      const bytesPerS = c.linkBytesPerS[0]!;
+      const rowS = Number.isFinite(k) ? (k + 2 * leastCrossingsOnLink0) * ((changing * leastCrossingsOnLink0 * c.sendBytes) / bytesPerS) + leastFixedS : -Infinity;
+      return Math.max(balancedS((leastCrossingsOnLink0 * c.sendBytes) / bytesPerS), rowS);
+    }
+    const endsS = Math.min(totalBytesPerS, endBytesPerS);
+    const rowS = 3 * ((changing * c.sendBytes) / endsS) + leastFixedS;
+    return Math.max(balancedS((leastCrossings * c.sendBytes) / totalBytesPerS), balancedS(c.sendBytes / endsS), rowS);
+  };
 }

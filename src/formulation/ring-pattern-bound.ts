@@ -23,7 +23,7 @@
  * microbatches) are relaxed, so the result is a lower bound, not the exact optimum.
  *
  * A hosting whose classes make n replicas change site also makes them cross links every
- * microbatch (F5, F6's link rows): {@link crossingFloorS} lifts such a hosting's pipeline term to
+ * microbatch (F5, F6's link rows): {@link crossingFloorOf} lifts such a hosting's pipeline term to
  * what n split replicas take at least, so that hostings which avoid the cross-site ring by
  * splitting every replica (each class on one site) are not free.
  */
@@ -31,7 +31,7 @@ import { addRouteLoad, emptyLoads, ringHops, routeLatencyS } from '../model/cros
 import { exposedSyncS } from '../model/pipeline';
 import type { Scenario } from '../model/scenario';
 import type { ConfigCoefficients } from './coefficients';
-import { crossingFloorS } from './crossing-floor';
+import { crossingFloorOf } from './crossing-floor';
 import { largestWindowsS, stageClasses, undominatedStages } from './stage-classes';
 
 /** Branch-and-bound nodes one candidate may use; past it the bound is not claimed. */
@@ -254,7 +254,8 @@ export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, sit
     for (const link of scenario.links) if (h & (1 << link.siteA) || h & (1 << link.siteB)) sum += c.linkBytesPerS[link.index]!;
     return sum;
   });
-  const crossingExcessS = (changing: number, endBytesPerS: number): number => Math.max(0, crossingFloorS(c, changing, linkCount, endBytesPerS) - pipelineBoundS);
+  const crossingFloor = crossingFloorOf(c, linkCount);
+  const crossingExcessS = (changing: number, endBytesPerS: number): number => Math.max(0, crossingFloor(changing, endBytesPerS) - pipelineBoundS);
   const search = (i: number, code: number, mostSites: number, hopLatencyS: number): boolean => {
     if (++nodes > nodeBudget) return false;
     const here = i * siteCount;

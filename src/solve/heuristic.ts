@@ -26,17 +26,21 @@ export function greedyPlacement(scenario: Scenario, c: ConfigCoefficients): Layo
  */
 export function concentratedPlacement(scenario: Scenario, c: ConfigCoefficients): LayoutGroup[] | undefined {
   const wholeSiteGpus = (l: LayoutCoefficients) => (l.crossings === 0 ? scenario.sites[l.layout.stageSite[0]!]!.gpus : 0);
-  const usable = c.layouts.filter((l) => l.fittingMicrobatches.length > 0)
-    .sort((a, b) => (a.crossings - b.crossings) || wholeSiteGpus(b) - wholeSiteGpus(a) || a.maxStepS - b.maxStepS || a.bubbleS - b.bubbleS);
+  const usable = usableLayouts(c).sort((a, b) => (a.crossings - b.crossings) || wholeSiteGpus(b) - wholeSiteGpus(a) || fasterPipeline(a, b));
   const placed = placeReplicas(scenario, c, usable);
   if (!placed) return undefined;
-  const sites = new Set(placed.map((p) => p.layout.layout.stageSite[0]!));
-  const fastestFirst = placeReplicas(scenario, c, c.layouts.filter((l) => l.fittingMicrobatches.length > 0)
-    .sort((a, b) => (a.crossings - b.crossings) || a.maxStepS - b.maxStepS || a.bubbleS - b.bubbleS));
+  // Whole replicas on every site: no site was left out, nothing to gain over the fastest-first start.
+  if (placed.every((p) => p.layout.crossings === 0) && new Set(placed.map((p) => p.layout.layout.stageSite[0]!)).size === scenario.sites.length) return undefined;
+  const fastestFirst = placeReplicas(scenario, c, usableLayouts(c).sort(fasterPipeline));
   if (fastestFirst && fastestFirst.length === placed.length && fastestFirst.every((p, i) => p.layout === placed[i]!.layout && p.replicas === placed[i]!.replicas)) return undefined;
-  if (sites.size === scenario.sites.length && placed.every((p) => p.layout.crossings === 0)) return undefined;
   return shareMicrobatches(placed, c.totalMicrobatches, (l, k) => k * l.maxStepS + l.bubbleS);
 }
+
+/** Layouts that fit some microbatch count in memory (a fresh array, for sorting). */
+const usableLayouts = (c: ConfigCoefficients): LayoutCoefficients[] => c.layouts.filter((l) => l.fittingMicrobatches.length > 0);
+
+/** The greedy's order: fewest crossings, then the fastest pipeline (slowest stage, then bubble). */
+const fasterPipeline = (a: LayoutCoefficients, b: LayoutCoefficients): number => (a.crossings - b.crossings) || a.maxStepS - b.maxStepS || a.bubbleS - b.bubbleS;
 
 /** Whole replicas first, then split ones, over `layouts` in the order given, until dp are placed. */
 function placeReplicas(scenario: Scenario, c: ConfigCoefficients, layouts: readonly LayoutCoefficients[]): { layout: LayoutCoefficients; replicas: number }[] | undefined {
@@ -57,9 +61,7 @@ function placeReplicas(scenario: Scenario, c: ConfigCoefficients, layouts: reado
 
 /** Microbatches shared by speed (see the file's comment). */
 function speedSharedPlacement(scenario: Scenario, c: ConfigCoefficients): LayoutGroup[] | undefined {
-  const usable = c.layouts.filter((l) => l.fittingMicrobatches.length > 0)
-    .sort((a, b) => (a.crossings - b.crossings) || a.maxStepS - b.maxStepS || a.bubbleS - b.bubbleS);
-  const placed = placeReplicas(scenario, c, usable);
+  const placed = placeReplicas(scenario, c, usableLayouts(c).sort(fasterPipeline));
   return placed && shareMicrobatches(placed, c.totalMicrobatches, (l, k) => k * l.maxStepS + l.bubbleS);
 }
 
