@@ -6,7 +6,7 @@
  * Memory per GPU of one pipeline stage: weights, gradients and optimizer state under ZeRO,
  * and activations by schedule and recomputation (docs/cost-model.md §5; Korthikanti et al. 2022).
  */
-import { MEMORY_OVERHEAD, microbatchesInFlight as currentMicrobatchesInFlight, ncclCommunicators, type StageMemory } from '../../src/model/memory';
+import { MEMORY_OVERHEAD, gradientBytesPerParam, microbatchesInFlight as currentMicrobatchesInFlight, ncclCommunicators, type StageMemory } from '../../src/model/memory';
 import type { StageLayout } from './placement';
 import type { PlanSpec } from '../../src/model/plan-schema';
 import type { Scenario } from '../../src/model/scenario';
@@ -15,6 +15,7 @@ import {
   attentionParams, denseMlpParams, embeddingParams, fp8ActivationSavingBytesPerToken, fp8LinearParams, layerActivationBytesPerToken, moeMlpParams,
   recomputedActivationBytesPerToken, scoreBytesPerToken,
 } from '../../src/model/transformer';
+import { routedCopyInputBytesPerToken } from '../../src/model/routed-activations';
 import { BF16_BYTES, BYTES_PER_GIB } from '../../src/model/units';
 
 /** Parameters one GPU of a stage holds, split by how they are sharded. */
@@ -68,8 +69,9 @@ export function stageMemory(scenario: Scenario, plan: PlanSpec, stage: StageLayo
     bytesPerParam * (dense / (enabled ? denseShards : 1) + expert / (enabled ? expertShards : 1));
   const layerParams = params.dense - vocab + params.expert;
   const gathered = plan.zero >= 3 ? 2 * BF16_BYTES * layerParams / Math.max(1, stage.layers) : 0;
+  const gradientBytes = gradientBytesPerParam(scenario);
   const unshardedGradient = plan.zero >= 2
-    ? 4 * Math.max(layerParams / Math.max(1, stage.layers), stage.hasEmbedding || stage.hasOutputLayer ? embeddingParams(model) / plan.tp : 0) : 0;
+    ? gradientBytes * Math.max(layerParams / Math.max(1, stage.layers), stage.hasEmbedding || stage.hasOutputLayer ? embeddingParams(model) / plan.tp : 0) : 0;
   const fp8 = training.precision === 'fp8';
   const denseLayers = stage.layers - stage.moeLayers;
   const fp8Dense = fp8 ? (denseLayers * fp8LinearParams(model, false).replicated + stage.moeLayers * fp8LinearParams(model, true).replicated) / plan.tp : 0;
@@ -80,7 +82,9 @@ export function stageMemory(scenario: Scenario, plan: PlanSpec, stage: StageLayo
   const layerBytes = (moe: boolean) => layerActivationBytesPerToken(model, moe) - (fp8 ? fp8ActivationSavingBytesPerToken(model, moe) : 0);
   // Selective recomputation by module (docs/cost-model.md §6, added after the freeze); the default list is the attention core alone.
   const modules = plan.recompute === 'selective' ? plan.recomputeModules ?? ['core_attn'] : [];
-  const keptBytes = (moe: boolean) => layerBytes(moe) - recomputedActivationBytesPerToken(model, moe, modules, fp8);
+  // Routed copies' grouped-GEMM inputs (docs/cost-model.md §6, added after the freeze).
+  const keptBytes = (moe: boolean) => layerBytes(moe) - recomputedActivationBytesPerToken(model, moe, modules, fp8)
+    + (moe ? routedCopyInputBytesPerToken(model, plan, modules, fp8) : 0);
   const perMicrobatchLayers = denseLayers * keptBytes(false) + stage.moeLayers * keptBytes(true);
   const scoresRecomputed = plan.recompute === 'full' || modules.includes('core_attn');
   const scoreBytes = training.flashAttention || scoresRecomputed ? 0 : scoreBytesPerToken(model, training.seqLen / plan.cp) * stage.layers;
@@ -88,7 +92,7 @@ export function stageMemory(scenario: Scenario, plan: PlanSpec, stage: StageLayo
   let activations: number;
   if (plan.recompute === 'full') {
     // Only each layer's input is kept; one layer's full activations are rebuilt at a time.
-    const oneLayer = Math.max(layerBytes(false), layerBytes(stage.moeLayers > 0));
+    const oneLayer = Math.max(layerBytes(false), stage.moeLayers > 0 ? layerBytes(true) + routedCopyInputBytesPerToken(model, plan, [], fp8) : layerBytes(false));
     activations = (tokens / tp) * (inFlight * stage.layers * model.hidden * BF16_BYTES + oneLayer);
   } else {
     activations = (tokens / tp) * inFlight * (perMicrobatchLayers + scoreBytes);
@@ -100,10 +104,10 @@ export function stageMemory(scenario: Scenario, plan: PlanSpec, stage: StageLayo
 
   const toGiB = (bytes: number) => bytes / BYTES_PER_GIB;
   const weightsGiB = toGiB(sharded(layerDense, params.expert, BF16_BYTES, plan.zero >= 3) + gathered);
-  const gradientsGiB = toGiB(sharded(layerDense, params.expert, 4, plan.zero >= 2) + unshardedGradient);
+  const gradientsGiB = toGiB(sharded(layerDense, params.expert, gradientBytes, plan.zero >= 2) + unshardedGradient);
   const optimizerGiB = toGiB(sharded(layerDense, params.expert, 12, plan.zero >= 1));
   const fp8WeightCopiesGiB = toGiB(sharded(fp8Dense, fp8Expert, 2, false));
-  const vocabStateGiB = toGiB(sharded(vocab, 0, BF16_BYTES, plan.zero >= 3) + sharded(vocab, 0, 4, plan.zero >= 2) + sharded(vocab, 0, 12, plan.zero >= 1));
+  const vocabStateGiB = toGiB(sharded(vocab, 0, BF16_BYTES, plan.zero >= 3) + sharded(vocab, 0, gradientBytes, plan.zero >= 2) + sharded(vocab, 0, 12, plan.zero >= 1));
   const dynamicGiB = toGiB(activations);
   const ncclBuffersGiB = ncclCommunicators(scenario, plan, stage) * MEMORY_OVERHEAD.ncclBuffersGiBPerCommunicator;
   const vocabActivations = toGiB(output + embedding);

@@ -92,6 +92,7 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
   }
   if (training.overlap.tensorParallel && plan.tp > 1) args.push(['--tp-comm-overlap']);
   args.push(['--bf16']);
+  if (training.gradientDtype === 'bf16') args.push(['--grad-reduce-in-bf16']);
   if (training.precision === 'fp8') args.push(['--fp8-format', 'hybrid']);
 
   networkNote(layout, 'Megatron-LM', messages);

@@ -27,6 +27,9 @@ export function exportTorchtitan(scenario: Scenario, layout: PlanLayout): Framew
   if (training.precision === 'fp8') modelKeys.push(['converters', ['float8']]);
   if (modelKeys.length > 0) sections.push(['model', modelKeys]);
 
+  if (training.gradientDtype === 'bf16') {
+    messages.push({ severity: 'warning', message: "torchtitan reduces gradients in float32 only ([training] mixed_precision_reduce accepts \"float32\"): the scenario's bf16 gradient buffer (training.gradientDtype) cannot be expressed, and its gradients take twice the bytes the plan's memory counts" });
+  }
   sections.push(['training', [
     ['local_batch_size', plan.microBatchSeqs * m],
     ['global_batch_size', training.globalBatchSeqs],

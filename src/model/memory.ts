@@ -5,8 +5,9 @@
  * (docs/cost-model.md §6; Korthikanti et al. 2022).
  */
 import type { StageLayout } from './placement';
-import { expertDataParallel, expertTpOf, recomputeModulesOf, type PlanSpec } from './plan-schema';
+import { expertDataParallel, expertTpOf, recomputeModulesOf, type PlanSpec, type RecomputeModule } from './plan-schema';
 import type { Scenario } from './scenario';
+import { routedCopyInputBytesPerToken } from './routed-activations';
 import { microbatchesHeld } from './schedule-order';
 import { tokensPerGpu } from './stage-cost';
 import {
@@ -33,7 +34,7 @@ export interface StageParams {
 export interface StageMemory {
   /** bf16 weights of the stage's transformer layers (and multi-token prediction modules); ZeRO-3: sharded, plus the gathered layer in use. */
   readonly weightsGiB: number;
-  /** fp32 main gradients of those weights (4 bytes per parameter); ZeRO-2 and 3: sharded, plus one layer's unsharded gradient before its reduce-scatter. */
+  /** Gradients of those weights: fp32 main gradients (4 bytes per parameter) or a bf16 buffer (2, training.gradientDtype); ZeRO-2 and 3: sharded, plus one layer's unsharded gradient before its reduce-scatter. */
   readonly gradientsGiB: number;
   /** fp32 master weights and Adam moments (12 bytes per parameter), sharded over data parallelism from ZeRO-1 (Megatron's distributed optimizer). */
   readonly optimizerGiB: number;
@@ -137,6 +138,8 @@ export interface StageMemoryBasis {
   /** Linear-layer parameters with fp8 copies (0 without fp8). */
   readonly fp8Params: { readonly dense: number; readonly expert: number };
   /** ZeRO-2 and 3: bytes of the largest tensor group reduced at once (one layer's, or the embedding/output matrix's, fp32 gradient), held unsharded until its reduce-scatter; 0 below ZeRO-2. */
+  /** Bytes per parameter of the gradient buffer (training.gradientDtype). */
+  readonly gradientBytesPerParam: number;
   readonly unshardedGradientBytes: number;
   /** NCCL communicators the stage's GPUs use ({@link ncclCommunicators}). */
   readonly communicators: number;
@@ -158,6 +161,9 @@ export interface StageMemoryBasis {
   readonly gatheredWeightsBytes: number;
 }
 
+/** Bytes per parameter of the gradient buffer: fp32 main gradients (4) or bf16 (2), training.gradientDtype. */
+export const gradientBytesPerParam = (scenario: Scenario): number => (scenario.training.gradientDtype === 'bf16' ? BF16_BYTES : 4);
+
 export function stageMemoryBasis(scenario: Scenario, plan: MemoryBasisPlan, stage: StageLayout): StageMemoryBasis {
   const { model, training } = scenario;
   const params = stageParams(scenario, plan, stage);
@@ -168,7 +174,9 @@ export function stageMemoryBasis(scenario: Scenario, plan: MemoryBasisPlan, stag
   const layerBytes = (moe: boolean) => layerActivationBytesPerToken(model, moe) - (fp8 ? fp8ActivationSavingBytesPerToken(model, moe) : 0);
   // Selective recomputation drops each recomputed module's activations (transformer.ts; 0 for the attention core alone).
   const modules = recomputeModulesOf(plan);
-  const keptBytes = (moe: boolean) => layerBytes(moe) - recomputedActivationBytesPerToken(model, moe, modules, fp8);
+  // A MoE layer also keeps its routed copies' grouped-GEMM inputs (routed-activations.ts).
+  const routedInputs = (kept: readonly RecomputeModule[]) => routedCopyInputBytesPerToken(model, plan, kept, fp8);
+  const keptBytes = (moe: boolean) => layerBytes(moe) - recomputedActivationBytesPerToken(model, moe, modules, fp8) + (moe ? routedInputs(modules) : 0);
   const perMicrobatchLayers = denseLayers * keptBytes(false) + stage.moeLayers * keptBytes(true);
   const layerParams = params.dense - params.vocab + params.expert;
   const scoresRecomputed = plan.recompute === 'full' || modules.includes('core_attn');
@@ -176,7 +184,8 @@ export function stageMemoryBasis(scenario: Scenario, plan: MemoryBasisPlan, stag
   return {
     params,
     fp8Params: fp8CopiedParams(scenario, plan, stage),
-    unshardedGradientBytes: plan.zero >= 2 ? 4 * Math.max(layerParams / Math.max(1, stage.layers), stage.hasEmbedding || stage.hasOutputLayer ? embeddingParams(model) / plan.tp : 0) : 0,
+    gradientBytesPerParam: gradientBytesPerParam(scenario),
+    unshardedGradientBytes: plan.zero >= 2 ? gradientBytesPerParam(scenario) * Math.max(layerParams / Math.max(1, stage.layers), stage.hasEmbedding || stage.hasOutputLayer ? embeddingParams(model) / plan.tp : 0) : 0,
     communicators: ncclCommunicators(scenario, plan, stage),
     zero: plan.zero,
     fullRecompute: plan.recompute === 'full',
@@ -184,7 +193,7 @@ export function stageMemoryBasis(scenario: Scenario, plan: MemoryBasisPlan, stag
     layers: stage.layers,
     hidden: model.hidden,
     layerBytesPerToken: perMicrobatchLayers + scoreBytes,
-    rebuiltLayerBytesPerToken: Math.max(layerBytes(false), layerBytes(stage.moeLayers > 0)),
+    rebuiltLayerBytesPerToken: Math.max(layerBytes(false), stage.moeLayers > 0 ? layerBytes(true) + routedInputs([]) : layerBytes(false)),
     outputBytes: stage.hasOutputLayer ? tokensPerTpRank * model.vocab * (4 + BF16_BYTES) + tokensPerTpRank * mtpActivationBytesPerToken(model) : 0,
     embeddingBytes: stage.hasEmbedding ? tokensPerTpRank * model.hidden * BF16_BYTES : 0,
     // Gathered working copy of the largest layer's weights, forward and backward prefetch.
@@ -230,10 +239,10 @@ function stateParts(basis: StageMemoryBasis, plan: ShardingPlan): StateParts {
   const layerDense = params.dense - params.vocab;
   return {
     weightsGiB: toGiB(stateBytes(layerDense, params.expert, plan, BF16_BYTES, zero >= 3) + basis.gatheredWeightsBytes),
-    gradientsGiB: toGiB(stateBytes(layerDense, params.expert, plan, 4, zero >= 2) + basis.unshardedGradientBytes),
+    gradientsGiB: toGiB(stateBytes(layerDense, params.expert, plan, basis.gradientBytesPerParam, zero >= 2) + basis.unshardedGradientBytes),
     optimizerGiB: toGiB(stateBytes(layerDense, params.expert, plan, 12, zero >= 1)),
     fp8WeightCopiesGiB: toGiB(stateBytes(basis.fp8Params.dense, basis.fp8Params.expert, plan, 2, false)),
-    vocabStateGiB: toGiB(stateBytes(params.vocab, 0, plan, BF16_BYTES, zero >= 3) + stateBytes(params.vocab, 0, plan, 4, zero >= 2) + stateBytes(params.vocab, 0, plan, 12, zero >= 1)),
+    vocabStateGiB: toGiB(stateBytes(params.vocab, 0, plan, BF16_BYTES, zero >= 3) + stateBytes(params.vocab, 0, plan, basis.gradientBytesPerParam, zero >= 2) + stateBytes(params.vocab, 0, plan, 12, zero >= 1)),
   };
 }
 

@@ -88,6 +88,8 @@ export const trainingSchema = z.strictObject({
     expertParallel: z.boolean().default(false)
       .describe("Expert all-to-all overlapped with another microbatch's compute (Megatron --overlap-moe-expert-parallel-comm, DualPipe)."),
   }).default({ tensorParallel: true, dataParallel: true, expertParallel: false }),
+  gradientDtype: z.enum(['fp32', 'bf16']).default('fp32')
+    .describe("Data type of the gradient buffer backward accumulates into and the data-parallel reduction reads: fp32 main gradients (Megatron-LM's default under bf16, accumulate_allreduce_grads_in_fp32) or bf16 (Megatron-LM --grad-reduce-in-bf16; NeMo's distributed_fused_adam with optim.grad_sync_dtype=bf16)."),
   expertDispatcher: z.enum(EXPERT_DISPATCHERS).default('alltoall')
     .describe('MoE token dispatcher: alltoall (NCCL all-to-all, every routed copy travels) or deepep / hybridep (one copy per destination node over the NIC, forwarded over NVLink).'),
 }).describe('Batch and numerics of one training iteration.');
