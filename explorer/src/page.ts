@@ -1,0 +1,173 @@
+/**
+ * The explorer page: the scenario editor, and a planning worker re-started on every edit (the
+ * previous solve is cancelled by terminating its worker). HiGHS's WebAssembly is compiled once
+ * here and handed to each worker.
+ */
+import { byId, download, el } from './dom';
+import { renderEditor, showIssues } from './editor';
+import { DEFAULT_FIXTURE, FIXTURES } from './fixtures';
+import { modelFromHfConfig } from '../../src/model/hf-config';
+import { ScenarioValidationError, formatIssues } from '../../src/model/validation-error';
+import type { FixView, FromWorker } from './protocol';
+import { renderDiagnosis, renderPlan, showNumbers } from './result-view';
+import { startSweep } from './sweep';
+
+/** The CLI's defaults for `plan`. */
+const TIME_LIMIT_S = 10;
+const GAP = 0.01;
+/** Typing pauses this long before a re-plan starts. */
+const EDIT_DEBOUNCE_MS = 200;
+
+type Spec = any; // eslint-disable-line @typescript-eslint/no-explicit-any -- edited JSON
+
+const highsModule: Promise<WebAssembly.Module> = WebAssembly.compileStreaming(fetch('highs.wasm'))
+  .catch(() => fetch('highs.wasm').then((r) => r.arrayBuffer()).then((bytes) => WebAssembly.compile(bytes)));
+
+let spec: Spec = structuredClone(DEFAULT_FIXTURE.spec) as Spec;
+let worker: Worker | undefined;
+let debounce: ReturnType<typeof setTimeout> | undefined;
+const started = performance.now();
+
+const editor = byId('editor');
+editor.addEventListener('submit', (event) => event.preventDefault());
+const results = byId('results');
+const status = byId('status-bar');
+const otherIssues = byId('issues');
+
+function setStatus(text: string, kind: 'busy' | 'ok' | 'bad'): void {
+  const node = status.querySelector<HTMLElement>('[data-testid="status"]')!;
+  node.textContent = text;
+  node.className = `status ${kind}`;
+}
+
+function setDetail(text: string): void {
+  status.querySelector<HTMLElement>('#status-detail')!.textContent = text;
+}
+
+/** Shows `next` in the editor and plans it. */
+function load(next: Spec): void {
+  spec = next;
+  renderEditor(editor, spec, { onEdit });
+  replan();
+}
+
+function onEdit(next: Spec): void {
+  spec = next;
+  clearTimeout(debounce);
+  debounce = setTimeout(() => {
+    // Re-rendered only for structural edits, so that the field being typed in keeps its focus.
+    if (structureOf(next) !== structureOf(currentStructure)) renderEditor(editor, spec, { onEdit });
+    currentStructure = next;
+    replan();
+  }, EDIT_DEBOUNCE_MS);
+}
+
+/** What decides the editor's fields: the model, the sites and their names, the links. */
+let currentStructure: Spec = spec;
+const structureOf = (s: Spec) => JSON.stringify([s['model'], (s['cluster']?.sites ?? []).map((x: Spec) => [x.name, x.gpu !== undefined]), (s['cluster']?.links ?? []).map((l: Spec) => l.between)]);
+
+function replan(): void {
+  worker?.terminate();
+  const w = new Worker('worker.js');
+  worker = w;
+  currentStructure = spec;
+  setStatus('planning', 'busy');
+  setDetail('');
+  showNumbers(status, {});
+  w.onmessage = (event: MessageEvent<FromWorker>) => { if (w === worker) handle(event.data); };
+  w.onerror = (event) => { if (w === worker) { event.preventDefault(); setStatus('error', 'bad'); setDetail(event.message); } };
+  void highsModule.then((module) => w.postMessage({ type: 'plan', spec, highsModule: module, timeLimitS: TIME_LIMIT_S, gap: GAP }));
+}
+
+function handle(message: FromWorker): void {
+  switch (message.type) {
+    case 'progress':
+      showNumbers(status, { iterationTimeS: message.incumbentS, boundS: message.boundS, gap: message.gap });
+      setDetail(`searching: best so far, ${message.elapsedS.toFixed(1)} s`);
+      return;
+    case 'invalid': {
+      setStatus('invalid', 'bad');
+      setDetail('the scenario does not validate: see the fields marked');
+      const rest = showIssues(editor, message.issues);
+      otherIssues.replaceChildren(...message.issues.map((i) => el('li', { class: rest.includes(i) ? 'unplaced' : '' }, formatIssues([i]))));
+      results.replaceChildren();
+      return;
+    }
+    case 'diagnosing':
+      setStatus('diagnosing', 'busy');
+      setDetail('no plan fits: looking for the conflicting requirements and verified fixes');
+      return;
+    case 'result':
+      showIssues(editor, []);
+      otherIssues.replaceChildren();
+      if (message.plan) {
+        const view = message.plan;
+        setStatus(view.status, 'ok');
+        showNumbers(status, { iterationTimeS: view.iterationTimeS, boundS: view.lowerBoundS, gap: view.gap });
+        setDetail(`planned in ${view.elapsedS.toFixed(1)} s; first plan ${((performance.now() - started) / 1000).toFixed(1)} s after the page loaded`);
+        document.body.dataset['firstPlanMs'] ??= String(Math.round(performance.now() - started));
+        renderPlan(results, view, String(spec['name'] ?? 'scenario'));
+      } else if (message.diagnosis) {
+        setStatus(message.diagnosis.status, 'bad');
+        setDetail(`diagnosed in ${message.diagnosis.elapsedS.toFixed(1)} s`);
+        renderDiagnosis(results, message.diagnosis, applyFix);
+      }
+      return;
+    case 'error':
+      setStatus('error', 'bad');
+      setDetail(message.message);
+      return;
+    case 'sweep-point':
+      return;
+  }
+}
+
+function applyFix(fix: FixView): void {
+  load(fix.spec as Spec);
+}
+
+/** Reads a chosen file as JSON; a malformed file is reported in the status bar. */
+function readJson(input: HTMLInputElement, use: (value: unknown, file: string) => void): void {
+  input.addEventListener('change', () => {
+    const file = input.files?.[0];
+    if (!file) return;
+    void file.text().then((text) => {
+      try {
+        use(JSON.parse(text), file.name);
+      } catch (error) {
+        setStatus('invalid', 'bad');
+        setDetail(error instanceof ScenarioValidationError ? error.message : `${file.name}: malformed JSON: ${(error as Error).message}`);
+      }
+      input.value = '';
+    });
+  });
+}
+
+function setUpToolbar(injected: Spec | undefined): void {
+  const select = byId<HTMLSelectElement>('fixture');
+  if (injected) select.append(el('option', { value: 'given' }, `${String(injected['name'] ?? 'scenario')} (given to explore)`));
+  for (const f of FIXTURES) select.append(el('option', { value: f.id }, f.id));
+  select.value = injected ? 'given' : DEFAULT_FIXTURE.id;
+  select.addEventListener('change', () => {
+    const fixture = FIXTURES.find((f) => f.id === select.value);
+    load(structuredClone(fixture ? fixture.spec : injected) as Spec);
+  });
+  readJson(byId<HTMLInputElement>('load-scenario'), (value) => load(value as Spec));
+  readJson(byId<HTMLInputElement>('import-hf'), (value, file) => {
+    const model = modelFromHfConfig(value, file.replace(/\.json$/i, ''), file);
+    load({ ...structuredClone(spec), model });
+  });
+  byId('save-scenario').addEventListener('click', () => download(`${String(spec['name'] ?? 'scenario')}.json`, `${JSON.stringify(spec, null, 2)}\n`));
+  startSweep(byId('sweep'), () => spec, () => highsModule);
+}
+
+/** The scenario `scaleacross explore` put into the page, if any. */
+function injectedScenario(): Spec | undefined {
+  const text = document.getElementById('initial-scenario')?.textContent ?? 'null';
+  const value = JSON.parse(text) as unknown;
+  return value !== null && typeof value === 'object' ? (value as Spec) : undefined;
+}
+
+const injected = injectedScenario();
+setUpToolbar(injected);
+load(structuredClone(injected ?? DEFAULT_FIXTURE.spec) as Spec);
