@@ -1,0 +1,67 @@
+/** The explorer's static server: the given scenario in index.html (escaped), only the folder's files, same-origin policy, one-line errors. */
+import * as fs from 'fs';
+import * as http from 'http';
+import * as os from 'os';
+import * as path from 'path';
+import { pageWithScenario, serveExplorer } from '../src/io/explorer-server';
+import { ScenarioValidationError } from '../src/model/validation-error';
+
+const SLOT = '<script id="initial-scenario" type="application/json">null</script>';
+const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'scaleacross-explorer-'));
+fs.writeFileSync(path.join(folder, 'index.html'), `<!DOCTYPE html><html><head>${SLOT}</head><body></body></html>`);
+fs.writeFileSync(path.join(folder, 'page.js'), 'void 0;');
+fs.writeFileSync(path.join(folder, 'highs.wasm'), Buffer.from([0, 97, 115, 109]));
+
+/** GET with the path sent as written (no normalisation of `..`). */
+function get(url: string, rawPath: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const { hostname, port } = new URL(url);
+    http.get({ hostname, port, path: rawPath }, (response) => {
+      let body = '';
+      response.on('data', (chunk: Buffer) => { body += chunk.toString(); });
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
+    }).on('error', reject);
+  });
+}
+
+describe('explorer server', () => {
+  it('puts the scenario into index.html so that no text in it can close the script', () => {
+    const spec = { name: '</script><script>alert(1)</script>', note: 'a\u2028b' };
+    const html = pageWithScenario(`<p>${SLOT}</p>`, spec);
+    expect(html).not.toContain('</script><script>');
+    const json = /<script id="initial-scenario" type="application\/json">(.*)<\/script><\/p>$/.exec(html)![1]!;
+    expect(JSON.parse(json)).toEqual(spec);
+  });
+
+  it('serves the folder\'s files with their types and a same-origin policy, and nothing else', async () => {
+    const server = await serveExplorer(folder, { name: 'given' }, 0);
+    try {
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+      const index = await get(server.url, '/');
+      expect(index.status).toBe(200);
+      expect(index.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(index.body).toContain('{"name":"given"}');
+      expect(index.headers['content-security-policy']).toMatch(/default-src 'self'/);
+      expect((await get(server.url, '/highs.wasm')).headers['content-type']).toBe('application/wasm');
+      expect((await get(server.url, '/page.js')).status).toBe(200);
+      expect((await get(server.url, '/missing.js')).status).toBe(404);
+      expect((await get(server.url, '/../package.json')).status).toBe(404);
+      expect((await get(server.url, '/%2e%2e/package.json')).status).toBe(404);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('reports a port in use and an unbuilt page on one line', async () => {
+    const first = await serveExplorer(folder, undefined, 0);
+    try {
+      const port = Number(new URL(first.url).port);
+      await expect(serveExplorer(folder, undefined, port)).rejects.toThrow(`explore: port ${port} is in use: choose another with --port`);
+    } finally {
+      await first.close();
+    }
+    const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'scaleacross-explorer-empty-'));
+    expect(() => serveExplorer(empty, undefined, 0)).toThrow(ScenarioValidationError);
+    expect(() => serveExplorer(empty, undefined, 0)).toThrow(`${empty}: the explorer page is not built: run \`npm run explorer\``);
+  });
+});
