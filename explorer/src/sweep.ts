@@ -30,12 +30,15 @@ function range(path: string, value: number): number[] {
 /** An SVG of iteration time against the swept value (log x), shape changes marked. */
 function chart(points: readonly SweepPoint[], label: string): string {
   const planned = points.filter((p) => p.iterationTimeS !== undefined);
-  const W = 560, H = 220, L = 56, R = 16, T = 12, B = 40;
+  const W = 600, H = 220, L = 60, R = 40, T = 12, B = 40;
   if (planned.length === 0) return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}"><text x="${L}" y="${H / 2}">no plan at any point yet</text></svg>`;
   const xs = points.map((p) => Math.log(p.value));
   const x0 = Math.min(...xs), x1 = Math.max(...xs);
   const ys = planned.map((p) => p.iterationTimeS!);
-  const y1 = Math.max(...ys) * 1.05, y0 = 0;
+  // The axis spans the times swept (not from zero), so that small differences show.
+  const lo = Math.min(...ys), hi = Math.max(...ys);
+  const pad = Math.max((hi - lo) * 0.1, hi * 0.005);
+  const y0 = lo - pad, y1 = hi + pad;
   const x = (v: number) => L + (x1 === x0 ? 0.5 : (Math.log(v) - x0) / (x1 - x0)) * (W - L - R);
   const y = (s: number) => T + (1 - (s - y0) / (y1 - y0)) * (H - T - B);
   const path = planned.map((p, i) => `${i === 0 ? 'M' : 'L'}${x(p.value).toFixed(1)},${y(p.iterationTimeS!).toFixed(1)}`).join(' ');
@@ -46,7 +49,7 @@ function chart(points: readonly SweepPoint[], label: string): string {
   const ticks = points.map((p) => `<text x="${x(p.value).toFixed(1)}" y="${H - B + 16}" text-anchor="middle" class="small">${p.value.toLocaleString('en-US')}</text>`).join('');
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" role="img" aria-label="iteration time across the sweep">
 <line x1="${L}" y1="${H - B}" x2="${W - R}" y2="${H - B}" stroke="#888"/><line x1="${L}" y1="${T}" x2="${L}" y2="${H - B}" stroke="#888"/>
-<text x="${L - 6}" y="${y(y1 / 1.05) + 4}" text-anchor="end" class="small">${(y1 / 1.05).toFixed(2)} s</text><text x="${L - 6}" y="${H - B}" text-anchor="end" class="small">0</text>
+<text x="${L - 6}" y="${y(hi) + 4}" text-anchor="end" class="small">${hi.toFixed(3)} s</text><text x="${L - 6}" y="${y(lo) + 4}" text-anchor="end" class="small">${lo.toFixed(3)} s</text>
 ${ticks}<text x="${(L + W - R) / 2}" y="${H - 4}" text-anchor="middle">${escape(label)}</text>
 <path d="${path}" fill="none" stroke="#4e79a7" stroke-width="2"/>${marks}</svg>`;
 }
