@@ -24,8 +24,17 @@ const nodeStub = {
   },
 };
 
+/** The editor's model list, computed here (explorer/src/catalog-data.ts) so that the page does not carry the importer. */
+async function modelCatalog() {
+  const built = await esbuild.build({ entryPoints: [path.join(source, 'src', 'catalog-data.ts')], bundle: true, platform: 'node', format: 'cjs', write: false, logLevel: 'warning' });
+  const module = { exports: {} };
+  new Function('module', 'exports', 'require', built.outputFiles[0].text)(module, module.exports, require);
+  return module.exports.buildModelCatalog();
+}
+
 async function main() {
   const started = Date.now();
+  const catalog = await modelCatalog();
   fs.rmSync(out, { recursive: true, force: true });
   fs.mkdirSync(out, { recursive: true });
   await esbuild.build({
@@ -39,7 +48,7 @@ async function main() {
     sourcemap: false,
     legalComments: 'none',
     logLevel: 'warning',
-    define: { 'process.env.NODE_ENV': '"production"' },
+    define: { 'process.env.NODE_ENV': '"production"', __MODEL_CATALOG__: JSON.stringify(catalog) },
     plugins: [nodeStub],
   });
   for (const file of ['index.html', 'style.css']) fs.copyFileSync(path.join(source, file), path.join(out, file));

@@ -6,7 +6,6 @@
 import { byId, download, el } from './dom';
 import { renderEditor, showIssues } from './editor';
 import { DEFAULT_FIXTURE, FIXTURES } from './fixtures';
-import { modelFromHfConfig } from '../../src/model/hf-config';
 import { ScenarioValidationError, formatIssues } from '../../src/model/validation-error';
 import type { FixView, FromWorker } from './protocol';
 import { renderDiagnosis, renderPlan, showNumbers } from './result-view';
@@ -25,6 +24,8 @@ const highsModule: Promise<WebAssembly.Module> = WebAssembly.compileStreaming(fe
 
 let spec: Spec = structuredClone(DEFAULT_FIXTURE.spec) as Spec;
 let worker: Worker | undefined;
+/** A worker started while the page was idle, its bundle already loaded: the next re-plan takes it. */
+let spare: Worker | undefined;
 let debounce: ReturnType<typeof setTimeout> | undefined;
 
 const editor = byId('editor');
@@ -67,7 +68,8 @@ const structureOf = (s: Spec) => JSON.stringify([s['model'], (s['cluster']?.site
 
 function replan(): void {
   worker?.terminate();
-  const w = new Worker('worker.js');
+  const w = spare ?? new Worker('worker.js');
+  spare = undefined;
   worker = w;
   currentStructure = spec;
   setStatus('planning', 'busy');
@@ -97,6 +99,7 @@ function handle(message: FromWorker): void {
       setDetail('no plan fits: looking for the conflicting requirements and verified fixes');
       return;
     case 'result':
+      spare ??= new Worker('worker.js');
       showIssues(editor, []);
       otherIssues.replaceChildren();
       if (message.plan) {
@@ -118,12 +121,29 @@ function handle(message: FromWorker): void {
       setDetail(message.message);
       return;
     case 'sweep-point':
+    case 'model':
       return;
   }
 }
 
 function applyFix(fix: FixView): void {
   load(fix.spec as Spec);
+}
+
+/** A Hugging Face config.json, turned into the scenario's model in a worker (as `import-model`), replaces the model. */
+function importModel(config: unknown, file: string): void {
+  const importer = new Worker('worker.js');
+  importer.onmessage = (event: MessageEvent<FromWorker>) => {
+    importer.terminate();
+    const message = event.data;
+    if (message.type === 'model') {
+      load({ ...structuredClone(spec), model: message.model });
+    } else if (message.type === 'invalid') {
+      setStatus('invalid', 'bad');
+      setDetail(formatIssues(message.issues, file).replace(/\n/g, '; '));
+    }
+  };
+  importer.postMessage({ type: 'import-model', config, name: file.replace(/\.json$/i, ''), source: file });
 }
 
 /** Reads a chosen file as JSON; a malformed file is reported in the status bar. */
@@ -153,10 +173,7 @@ function setUpToolbar(injected: Spec | undefined): void {
     load(structuredClone(fixture ? fixture.spec : injected) as Spec);
   });
   readJson(byId<HTMLInputElement>('load-scenario'), (value) => load(value as Spec));
-  readJson(byId<HTMLInputElement>('import-hf'), (value, file) => {
-    const model = modelFromHfConfig(value, file.replace(/\.json$/i, ''), file);
-    load({ ...structuredClone(spec), model });
-  });
+  readJson(byId<HTMLInputElement>('import-hf'), (config, file) => importModel(config, file));
   byId('save-scenario').addEventListener('click', () => download(`${String(spec['name'] ?? 'scenario')}.json`, `${JSON.stringify(spec, null, 2)}\n`));
   startSweep(byId('sweep'), () => spec, () => highsModule);
 }

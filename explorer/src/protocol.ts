@@ -22,7 +22,15 @@ export interface SweepRequest {
   readonly timeLimitS: number;
 }
 
-export type ToWorker = PlanRequest | SweepRequest;
+/** Page -> worker: turn a Hugging Face config.json into the scenario's model object (as `import-model`). */
+export interface ImportModelRequest {
+  readonly type: 'import-model';
+  readonly config: unknown;
+  readonly name: string;
+  readonly source: string;
+}
+
+export type ToWorker = PlanRequest | SweepRequest | ImportModelRequest;
 
 export interface ProgressMessage {
   readonly type: 'progress';
@@ -105,4 +113,9 @@ export interface ErrorMessage {
   readonly message: string;
 }
 
-export type FromWorker = ProgressMessage | InvalidMessage | ResultMessage | DiagnosingMessage | SweepMessage | ErrorMessage;
+export interface ModelMessage {
+  readonly type: 'model';
+  readonly model: unknown;
+}
+
+export type FromWorker = ProgressMessage | InvalidMessage | ResultMessage | DiagnosingMessage | SweepMessage | ModelMessage | ErrorMessage;

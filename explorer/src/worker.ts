@@ -6,6 +6,7 @@
 import highsLoader from 'highs';
 import { parseSpecPath, setAtPath } from '../../src/batch/spec-path';
 import { diagnose } from '../../src/diagnose/diagnose';
+import { modelFromHfConfig } from '../../src/model/hf-config';
 import { parseScenario, type Scenario } from '../../src/model/scenario';
 import { ScenarioValidationError } from '../../src/model/validation-error';
 import { LpSolverBackend } from '../../src/solve/lp-solver-backend';
@@ -13,7 +14,7 @@ import type { MipBackend } from '../../src/solve/mip-backend';
 import { plan } from '../../src/solve/plan';
 import { HighsThreadBackend } from './highs-thread-backend';
 import { diagnosisView, planShape, planView } from './plan-view';
-import type { FromWorker, PlanRequest, SweepRequest, ToWorker } from './protocol';
+import type { FromWorker, ImportModelRequest, PlanRequest, SweepRequest, ToWorker } from './protocol';
 
 const scope = self as unknown as { postMessage(message: FromWorker): void; onmessage: ((event: MessageEvent<ToWorker>) => void) | null };
 const post = (message: FromWorker) => scope.postMessage(message);
@@ -91,8 +92,17 @@ async function sweepRequest(request: SweepRequest): Promise<void> {
   }
 }
 
+async function importModel(request: ImportModelRequest): Promise<void> {
+  try {
+    post({ type: 'model', model: modelFromHfConfig(request.config, request.name, request.source) });
+  } catch (error) {
+    if (!(error instanceof ScenarioValidationError)) throw error;
+    post({ type: 'invalid', issues: error.issues });
+  }
+}
+
 scope.onmessage = (event) => {
   const request = event.data;
-  const run = request.type === 'plan' ? planRequest(request) : sweepRequest(request);
+  const run = request.type === 'plan' ? planRequest(request) : request.type === 'sweep' ? sweepRequest(request) : importModel(request);
   run.catch((error: unknown) => post({ type: 'error', message: error instanceof Error ? error.message : String(error) }));
 };
