@@ -126,6 +126,9 @@ describeWithChromium('scaleacross explore', () => {
     }
     expect(cliMessage).not.toBe('');
     expect(await page.locator('[data-error-for="cluster.sites[0].gpus"]').textContent()).toBe(cliMessage);
+    // Saved, the scenario holds both edits (each edit starts from the one before).
+    const [saved] = await Promise.all([page.waitForEvent('download'), page.locator('[data-testid="save-scenario"]').click()]);
+    expect(JSON.parse(fs.readFileSync((await saved.path())!, 'utf8'))).toEqual(spec);
   }, 30_000);
 
   it('diagnoses an infeasible scenario loaded from a file; applying a verified fix gives a plan', async () => {

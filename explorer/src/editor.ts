@@ -12,6 +12,8 @@ import { el } from './dom';
 type Spec = any; // eslint-disable-line @typescript-eslint/no-explicit-any -- an edited spec is any JSON until it validates.
 
 export interface EditorCallbacks {
+  /** The spec as it is now: every edit starts from it (fields are not re-rendered on each edit). */
+  readonly current: () => Spec;
   /** The spec after an edit (a fresh object). */
   readonly onEdit: (spec: Spec) => void;
 }
@@ -20,7 +22,7 @@ export interface EditorCallbacks {
 function numberField(spec: Spec, path: string, label: string, callbacks: EditorCallbacks, attributes: Record<string, string> = {}): HTMLElement {
   const value = readPath(spec, path);
   const input = el('input', { type: 'number', 'data-path': path, value: value === undefined ? '' : String(value), step: 'any', ...attributes });
-  input.addEventListener('input', () => edit(spec, path, input.value.trim() === '' ? undefined : Number(input.value), callbacks));
+  input.addEventListener('input', () => edit(path, input.value.trim() === '' ? undefined : Number(input.value), callbacks));
   return field(path, label, input);
 }
 
@@ -28,7 +30,7 @@ function textField(spec: Spec, path: string, label: string, callbacks: EditorCal
   const old = String(readPath(spec, path) ?? '');
   const input = el('input', { type: 'text', 'data-path': path, value: old });
   input.addEventListener('input', () => {
-    const next = structuredClone(spec);
+    const next = structuredClone(callbacks.current());
     setAtPath(next, parseSpecPath(path)!, input.value);
     onChange?.(next, old, input.value);
     callbacks.onEdit(next);
@@ -40,7 +42,7 @@ function selectField(spec: Spec, path: string, label: string, options: readonly 
   const value = String(readPath(spec, path) ?? '');
   const select = el('select', { 'data-path': path }, ...[...new Set([...options, ...(value === '' ? [] : [value])])].map((o) => el('option', { value: o }, o)));
   select.value = value;
-  select.addEventListener('change', () => edit(spec, path, select.value, callbacks));
+  select.addEventListener('change', () => edit(path, select.value, callbacks));
   return field(path, label, select);
 }
 
@@ -55,8 +57,8 @@ function readPath(spec: Spec, path: string): unknown {
   return current;
 }
 
-function edit(spec: Spec, path: string, value: unknown, callbacks: EditorCallbacks): void {
-  const next = structuredClone(spec);
+function edit(path: string, value: unknown, callbacks: EditorCallbacks): void {
+  const next = structuredClone(callbacks.current());
   const segments = parseSpecPath(path)!;
   if (value === undefined) {
     const parent = readPath(next, segments.slice(0, -1).map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('').replace(/^\./, '')) as Record<string | number, unknown> | undefined;
@@ -75,7 +77,7 @@ function modelSection(spec: Spec, callbacks: EditorCallbacks): HTMLElement {
   if (current) select.value = current;
   select.addEventListener('change', () => {
     const model = MODEL_CATALOG.find((m) => m.name === select.value);
-    if (model) callbacks.onEdit({ ...structuredClone(spec), model: structuredClone(model) });
+    if (model) callbacks.onEdit({ ...structuredClone(callbacks.current()), model: structuredClone(model) });
   });
   const m = spec['model'] ?? {};
   const shape = m.layers ? `${m.layers} layers, hidden ${m.hidden}, FFN ${m.ffnHidden}, ${m.heads} heads${m.moe ? `, ${m.moe.experts} experts (top-${m.moe.topK})` : ''}` : '';
@@ -102,14 +104,14 @@ function sitesSection(spec: Spec, callbacks: EditorCallbacks): HTMLElement {
     numberField(spec, `cluster.sites[${i}].gpus`, 'GPUs', callbacks, { min: '1', step: '1', 'data-testid': `site-gpus-${i}` }),
     numberField(spec, `cluster.sites[${i}].gpusPerNode`, 'per node', callbacks, { min: '1', step: '1' }),
     removeButton(() => {
-      const next = structuredClone(spec);
+      const next = structuredClone(callbacks.current());
       const [removed] = next['cluster'].sites.splice(i, 1);
       next['cluster'].links = (next['cluster'].links ?? []).filter((l: Spec) => !l.between?.includes(removed.name));
       callbacks.onEdit(next);
     })));
   const add = el('button', { type: 'button' }, 'add site');
   add.addEventListener('click', () => {
-    const next = structuredClone(spec);
+    const next = structuredClone(callbacks.current());
     const names = new Set(sites.map((s) => s.name));
     let n = sites.length + 1;
     while (names.has(`site-${n}`)) n++;
@@ -130,14 +132,14 @@ function linksSection(spec: Spec, callbacks: EditorCallbacks): HTMLElement {
     numberField(spec, `cluster.links[${i}].distanceKm`, 'or km', callbacks, { min: '0' }),
     numberField(spec, `cluster.links[${i}].lossRate`, 'loss', callbacks, { min: '0', max: '0.5' }),
     removeButton(() => {
-      const next = structuredClone(spec);
+      const next = structuredClone(callbacks.current());
       next['cluster'].links.splice(i, 1);
       callbacks.onEdit(next);
     })));
   const add = el('button', { type: 'button' }, 'add link');
   add.disabled = siteNames.length < 2;
   add.addEventListener('click', () => {
-    const next = structuredClone(spec);
+    const next = structuredClone(callbacks.current());
     next['cluster'].links = [...(next['cluster'].links ?? []), { between: [siteNames[0], siteNames[1]], bandwidthGbps: 12800, rttMs: 1, lossRate: 0 }];
     callbacks.onEdit(next);
   });

@@ -47,16 +47,29 @@ function setDetail(text: string): void {
 /** Shows `next` in the editor and plans it. */
 function load(next: Spec): void {
   spec = next;
-  renderEditor(editor, spec, { onEdit });
+  renderEditor(editor, spec, editorCallbacks);
   replan();
 }
+
+/** Re-renders the editor, keeping the focus (and caret) in the field being typed in. */
+function rerenderEditor(): void {
+  const active = document.activeElement instanceof HTMLInputElement ? document.activeElement : undefined;
+  const path = active?.dataset['path'];
+  const caret = active?.type === 'text' ? active.selectionStart : null;
+  renderEditor(editor, spec, editorCallbacks);
+  const again = path === undefined ? null : editor.querySelector<HTMLInputElement>(`[data-path="${CSS.escape(path)}"]`);
+  again?.focus();
+  if (again && caret !== null && again.type === 'text') again.setSelectionRange(caret, caret);
+}
+
+const editorCallbacks = { current: () => spec, onEdit };
 
 function onEdit(next: Spec): void {
   spec = next;
   clearTimeout(debounce);
   debounce = setTimeout(() => {
     // Re-rendered only for structural edits, so that the field being typed in keeps its focus.
-    if (structureOf(next) !== structureOf(currentStructure)) renderEditor(editor, spec, { onEdit });
+    if (structureOf(next) !== structureOf(currentStructure)) rerenderEditor();
     currentStructure = next;
     replan();
   }, EDIT_DEBOUNCE_MS);
