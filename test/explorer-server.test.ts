@@ -1,10 +1,12 @@
 /** The explorer's static server: the given scenario in index.html (escaped), only the folder's files, same-origin policy, one-line errors. */
+import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as http from 'http';
 import * as os from 'os';
 import * as path from 'path';
 import { pageWithScenario, serveExplorer } from '../src/io/explorer-server';
 import { ScenarioValidationError } from '../src/model/validation-error';
+import { ROOT } from './helpers/fixtures';
 
 const SLOT = '<script id="initial-scenario" type="application/json">null</script>';
 const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'scaleacross-explorer-'));
@@ -63,5 +65,30 @@ describe('explorer server', () => {
     const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'scaleacross-explorer-empty-'));
     expect(() => serveExplorer(empty, undefined, 0)).toThrow(ScenarioValidationError);
     expect(() => serveExplorer(empty, undefined, 0)).toThrow(`${empty}: the explorer page is not built: run \`npm run explorer\``);
+  });
+});
+
+describe('scaleacross explore: bad input', () => {
+  const cli = (...argv: string[]) => spawnSync(process.execPath, [path.join(ROOT, 'dist', 'src', 'cli', 'main.js'), 'explore', ...argv, '--no-open'], { encoding: 'utf8', timeout: 30_000 });
+  const invalid = path.join(folder, 'invalid.json');
+  fs.writeFileSync(invalid, JSON.stringify({ version: 1, name: 'x', model: { name: 'm' }, training: { seqLen: 8192, globalBatchSeqs: 8 }, cluster: { sites: [] } }));
+
+  it.each([
+    [[path.join(folder, 'missing.json')], `${path.join(folder, 'missing.json')}: no such file`],
+    [['--port', '70000'], 'scaleacross: --port must be an integer in [0, 65535] (see scaleacross --help)'],
+  ])('%j exits 2 with one line and serves nothing', (argv, line) => {
+    const result = cli(...argv);
+    expect(result.status).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim()).toBe(line);
+  });
+
+  it('an invalid scenario exits 2 with the messages plan prints, one line each', () => {
+    const explore = cli(invalid);
+    const plan = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'src', 'cli', 'main.js'), 'plan', invalid], { encoding: 'utf8', timeout: 30_000 });
+    expect(explore.status).toBe(2);
+    expect(explore.stderr).toBe(plan.stderr);
+    expect(explore.stderr).toMatch(/^.*invalid\.json: model\.layers: /m);
+    expect(explore.stderr).not.toMatch(/undefined|\n\s+at /);
   });
 });
