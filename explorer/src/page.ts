@@ -100,6 +100,7 @@ function handle(message: FromWorker): void {
       setDetail(`searching: best so far, ${message.elapsedS.toFixed(1)} s`);
       return;
     case 'invalid': {
+      spare ??= new Worker('worker.js');
       setStatus('invalid', 'bad');
       setDetail('the scenario does not validate: see the fields marked');
       const rest = showIssues(editor, message.issues);
@@ -140,7 +141,17 @@ function handle(message: FromWorker): void {
 }
 
 function applyFix(fix: FixView): void {
-  load(fix.spec as Spec);
+  loadOther(fix.spec as Spec, `${String((fix.spec as Spec)['name'] ?? 'scenario')} with a fix applied`);
+}
+
+/** Loads a scenario that is none of the select's fixtures (a file, a fix): the select says so. */
+function loadOther(next: Spec, label: string): void {
+  const select = byId<HTMLSelectElement>('fixture');
+  let option = select.querySelector<HTMLOptionElement>('option[value="other"]');
+  if (!option) select.prepend(option = el('option', { value: 'other' }));
+  option.textContent = label;
+  select.value = 'other';
+  load(next);
 }
 
 /** A Hugging Face config.json, turned into the scenario's model in a worker (as `import-model`), replaces the model. */
@@ -183,9 +194,10 @@ function setUpToolbar(injected: Spec | undefined): void {
   select.value = injected ? 'given' : DEFAULT_FIXTURE.id;
   select.addEventListener('change', () => {
     const fixture = FIXTURES.find((f) => f.id === select.value);
-    load(structuredClone(fixture ? fixture.spec : injected) as Spec);
+    const chosen = fixture ? fixture.spec : select.value === 'given' ? injected : undefined;
+    if (chosen !== undefined) load(structuredClone(chosen) as Spec);
   });
-  readJson(byId<HTMLInputElement>('load-scenario'), (value) => load(value as Spec));
+  readJson(byId<HTMLInputElement>('load-scenario'), (value, file) => loadOther(value as Spec, file));
   readJson(byId<HTMLInputElement>('import-hf'), (config, file) => importModel(config, file));
   byId('save-scenario').addEventListener('click', () => download(`${String(spec['name'] ?? 'scenario')}.json`, `${JSON.stringify(spec, null, 2)}\n`));
   startSweep(byId('sweep'), () => spec, () => highsModule);
