@@ -9,8 +9,11 @@ import * as http from 'http';
 import * as path from 'path';
 import { ScenarioValidationError } from '../model/validation-error';
 
+/** The package's root folder, from dist/src/io (built) or src/io (TypeScript sources under ts-jest). */
+export const PACKAGE_ROOT = __filename.endsWith('.ts') ? path.join(__dirname, '..', '..') : path.join(__dirname, '..', '..', '..');
+
 /** Where `npm run explorer` (and prepare) builds the page: explorer/dist at the package root. */
-export const EXPLORER_DIST = path.join(__dirname, '..', '..', '..', 'explorer', 'dist');
+export const EXPLORER_DIST = path.join(PACKAGE_ROOT, 'explorer', 'dist');
 
 const TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',

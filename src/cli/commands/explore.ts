@@ -1,6 +1,6 @@
 /** `scaleacross explore [scenario.json] [--port N] [--no-open]`: the explorer page, served on 127.0.0.1. */
 import * as path from 'path';
-import { EXPLORER_DIST, serveExplorer } from '../../io/explorer-server';
+import { EXPLORER_DIST, PACKAGE_ROOT, serveExplorer } from '../../io/explorer-server';
 import { readJsonFile } from '../../io/files';
 import { parseScenario } from '../../model/scenario';
 import { EXIT, type Output } from '../exit-codes';
@@ -15,7 +15,7 @@ export interface ExploreArgs {
 }
 
 /** The example the page opens with when no scenario is given. */
-export const DEFAULT_EXPLORE_SCENARIO = path.join(__dirname, '..', '..', '..', '..', 'fixtures', 'llama3-405b-two-buildings.json');
+export const DEFAULT_EXPLORE_SCENARIO = path.join(PACKAGE_ROOT, 'fixtures', 'llama3-405b-two-buildings.json');
 
 /** Serves until SIGINT or SIGTERM (or `stop`, for tests); resolves to the exit code. */
 export async function runExplore(args: ExploreArgs, output: Output, stop?: Promise<void>): Promise<number> {
