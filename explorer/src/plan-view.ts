@@ -79,14 +79,14 @@ export function diagnosisView(scenario: Scenario, diagnosis: Diagnosis, elapsedS
   const fix = (r: Diagnosis['conflicts'][number]['relaxations'][number]) => ({
     change: r.change, path: r.path, verifiedIterationTimeS: r.verifiedIterationTimeS, spec: applyRelaxation(scenario.spec, scenario, r),
   });
-  const conflicts: DiagnosisView['conflicts'][number][] = diagnosis.conflicts.map((c) => ({ constraint: c.constraint, detail: c.detail, fixes: c.relaxations.map(fix) }));
+  const conflicts: DiagnosisView['conflicts'][number][] = diagnosis.conflicts.map((c) => ({ set: c.set, constraint: c.constraint, detail: c.detail, fixes: c.relaxations.map(fix) }));
   // With several conflicts, one fix alone is not enough: the combined fix, when verified, is offered as well.
   const combined = diagnosis.combinedFix;
   if ((diagnosis.conflictSets ?? 1) > 1 && combined?.fits && combined.iterationTimeS !== undefined) {
     const spec = combined.changes.reduce((s, r) => applyRelaxation(s, scenario, r), scenario.spec);
-    conflicts.push({ constraint: 'together', detail: 'the smallest fix of each conflict, applied together', fixes: [{ change: combined.changes.map((r) => r.change).join('; and '), path: '', verifiedIterationTimeS: combined.iterationTimeS, spec }] });
+    conflicts.push({ set: 0, constraint: 'together', detail: 'the smallest fix of each conflict, applied together', fixes: [{ change: combined.changes.map((r) => r.change).join('; and '), path: '', verifiedIterationTimeS: combined.iterationTimeS, spec }] });
   }
-  return { status: diagnosis.status, conflicts, reasons: diagnosis.reasons, elapsedS };
+  return { status: diagnosis.status, conflicts, conflictSets: diagnosis.conflictSets ?? (diagnosis.conflicts.length > 0 ? 1 : 0), reasons: diagnosis.reasons, elapsedS };
 }
 
 /** A plan's shape: degrees, schedule and which sites each replica group's stages sit on (`tp 8 pp 16 dp 64, interleaved, 64x bldg-a:8 bldg-b:8`). */

@@ -77,7 +77,9 @@ export interface PlanView {
 /** What the page shows when no plan fits. */
 export interface DiagnosisView {
   readonly status: string;
-  readonly conflicts: readonly { readonly constraint: string; readonly detail: string; readonly fixes: readonly FixView[] }[];
+  /** Each conflicting requirement; `set` numbers the independent conflicts (a plan needs one member of each relaxed; 0: the fixes together). */
+  readonly conflicts: readonly { readonly set: number; readonly constraint: string; readonly detail: string; readonly fixes: readonly FixView[] }[];
+  readonly conflictSets: number;
   readonly reasons: readonly string[];
   readonly elapsedS: number;
 }

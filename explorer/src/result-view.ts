@@ -64,14 +64,18 @@ export function renderPlan(root: HTMLElement, view: PlanView, name: string): voi
 /** No plan: the conflicting requirements, each verified fix with a button that applies it. */
 export function renderDiagnosis(root: HTMLElement, view: DiagnosisView, apply: (fix: FixView) => void): void {
   const title = view.status === 'infeasible' ? 'Why no plan fits' : 'No plan found';
+  const several = view.conflictSets > 1;
   const items = view.conflicts.map((c) => el('li', { class: 'conflict' },
-    el('strong', {}, c.constraint), `: ${c.detail}`,
+    several && c.set > 0 ? `conflict ${c.set}, ` : '', el('strong', {}, c.constraint), `: ${c.detail}`,
     c.fixes.length === 0 ? el('p', { class: 'note' }, 'no change to this requirement alone makes a plan fit') : el('ul', {}, ...c.fixes.map((fix) => {
       const button = el('button', { type: 'button', 'data-testid': 'apply-fix', 'data-path': fix.path }, 'apply');
       button.addEventListener('click', () => apply(fix));
       return el('li', { class: 'fix' }, button, ` ${fix.change} (verified: a plan then takes ${seconds(fix.verifiedIterationTimeS)})`);
     }))));
-  root.replaceChildren(el('section', { id: 'diagnosis' }, el('h2', {}, title),
+  const intro = several
+    ? `${view.conflictSets} independent conflicts: a plan fits once one requirement of each is relaxed. Each fix below was verified with the other conflicts' requirements dropped, so applied alone it leaves them; "together" applies the smallest fix of each, verified.`
+    : view.conflicts.length > 0 ? 'Relaxing any one of these requirements as shown makes a plan fit (each fix verified by a re-solve).' : '';
+  root.replaceChildren(el('section', { id: 'diagnosis' }, el('h2', {}, title), intro ? el('p', {}, intro) : '',
     items.length > 0 ? el('ul', {}, ...items) : '',
     view.reasons.length > 0 ? el('details', {}, el('summary', {}, "The planner's reasons"), el('ul', {}, ...view.reasons.map((r) => el('li', {}, r)))) : ''));
 }

@@ -56,7 +56,7 @@ async function planRequest(request: PlanRequest): Promise<void> {
     return;
   }
   if (result.status !== 'infeasible') {
-    post({ type: 'result', diagnosis: { status: result.status, conflicts: [], reasons: result.reasons, elapsedS: elapsedS() } });
+    post({ type: 'result', diagnosis: { status: result.status, conflicts: [], conflictSets: 0, reasons: result.reasons, elapsedS: elapsedS() } });
     return;
   }
   post({ type: 'diagnosing', reasons: result.reasons });
