@@ -3,8 +3,9 @@
  * The page plans the two-building example in its Web Worker and finds the CLI's iteration time
  * within the gap; a tenth of the link's bandwidth gives a new, slower plan; an invalid edit shows
  * the CLI's message next to the field; an infeasible fixture loaded from a file shows the
- * diagnosis, and applying a fix gives a plan. The console stays clean and every request goes to
- * the page's own origin.
+ * diagnosis, and applying a fix gives a plan; a sweep of a small scenario's link plots a time per
+ * point and marks each change of the plan's shape. The console stays clean and every request goes
+ * to the page's own origin.
  */
 import { execFile, spawn, type ChildProcess } from 'child_process';
 import * as fs from 'fs';
@@ -141,6 +142,28 @@ describeWithChromium('scaleacross explore', () => {
     await waitForStatus(['optimal', 'feasible']);
     expect(await value('iteration-time')).toBeGreaterThan(0);
     expect(Number(await page.locator('[data-testid="site-gpus-0"]').inputValue())).toBe(32);
+  }, 60_000);
+
+  it('sweeps a link\'s bandwidth: a time per point, and each change of the plan\'s shape marked', async () => {
+    await page.locator('[data-testid="fixture-select"]').selectOption('fixtures/small/two-sites.json');
+    await waitForStatus(['optimal', 'feasible']);
+    const target = page.locator('[data-testid="sweep-target"]');
+    // The choices follow the scenario: its link and both sites.
+    expect(await target.locator('option').evaluateAll((options) => options.map((o) => (o as unknown as { value: string }).value))).toEqual(['cluster.links[0].bandwidthGbps', 'cluster.sites[0].gpus', 'cluster.sites[1].gpus']);
+    await target.selectOption('cluster.links[0].bandwidthGbps');
+    await page.locator('[data-testid="sweep-run"]').click();
+    await page.waitForFunction(() => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document.querySelectorAll('.sweep-points li').length === 7, undefined, { timeout: WAIT_MS });
+    const points = (await page.locator('.sweep-points li').allTextContents()).map((line) => {
+      const match = /^([\d,.]+): ([\d.]+) s, (.*?)( \(new shape\))?$/.exec(line)!;
+      return { gbps: Number(match[1]!.replace(/,/g, '')), seconds: Number(match[2]), shape: match[3]!, marked: match[4] !== undefined };
+    });
+    // 1/8 to 8 times the link's 200 Gb/s, doubling.
+    expect(points.map((p) => p.gbps)).toEqual([25, 50, 100, 200, 400, 800, 1600]);
+    // More bandwidth never makes the best plan slower (each point within the 1% gap).
+    for (let i = 1; i < points.length; i++) expect(points[i]!.seconds).toBeLessThanOrEqual(points[i - 1]!.seconds * 1.0101);
+    points.forEach((p, i) => expect(p.marked).toBe(i > 0 && p.shape !== points[i - 1]!.shape));
+    expect(await page.locator('#sweep svg circle').count()).toBe(7);
+    expect(await page.locator('#sweep svg circle[r="6"]').count()).toBe(points.filter((p) => p.marked).length);
   }, 60_000);
 
   it('kept the console clean and fetched nothing from another origin', () => {

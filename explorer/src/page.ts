@@ -79,7 +79,11 @@ function onEdit(next: Spec): void {
 let currentStructure: Spec = spec;
 const structureOf = (s: Spec) => JSON.stringify([s['model'], (s['cluster']?.sites ?? []).map((x: Spec) => [x.name, x.gpu !== undefined]), (s['cluster']?.links ?? []).map((l: Spec) => l.between)]);
 
+/** Refreshes the sweep's choices (set once the sweep control exists). */
+let refreshSweep: () => void = () => undefined;
+
 function replan(): void {
+  refreshSweep();
   worker?.terminate();
   const w = spare ?? new Worker('worker.js');
   spare = undefined;
@@ -200,7 +204,7 @@ function setUpToolbar(injected: Spec | undefined): void {
   readJson(byId<HTMLInputElement>('load-scenario'), (value, file) => loadOther(value as Spec, file));
   readJson(byId<HTMLInputElement>('import-hf'), (config, file) => importModel(config, file));
   byId('save-scenario').addEventListener('click', () => download(`${String(spec['name'] ?? 'scenario')}.json`, `${JSON.stringify(spec, null, 2)}\n`));
-  startSweep(byId('sweep'), () => spec, () => highsModule);
+  refreshSweep = startSweep(byId('sweep'), () => spec, () => highsModule);
 }
 
 /** The scenario `scaleacross explore` put into the page, if any. */

@@ -56,16 +56,19 @@ ${ticks}<text x="${(L + W - R) / 2}" y="${H - 4}" text-anchor="middle">${escape(
 
 const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
-export function startSweep(root: HTMLElement, currentSpec: () => Spec, highsModule: () => Promise<WebAssembly.Module>): void {
+/** Sets up the sweep control in `root`; returns the function that refreshes its choices after the scenario changes. */
+export function startSweep(root: HTMLElement, currentSpec: () => Spec, highsModule: () => Promise<WebAssembly.Module>): () => void {
   const select = el('select', { 'data-testid': 'sweep-target' });
   const button = el('button', { type: 'button', 'data-testid': 'sweep-run' }, 'sweep');
   const plot = el('div', { class: 'drawing' });
   const list = el('ol', { class: 'sweep-points' });
+  // The choices follow the scenario; the one chosen stays chosen while it exists.
   const refresh = () => {
+    const chosen = select.value;
     const options = targets(currentSpec());
     select.replaceChildren(...options.map((t) => el('option', { value: t.path }, `${t.label} (now ${t.value.toLocaleString('en-US')})`)));
+    if (options.some((t) => t.path === chosen)) select.value = chosen;
   };
-  select.addEventListener('focus', refresh);
   refresh();
   button.addEventListener('click', () => {
     refresh();
@@ -92,4 +95,5 @@ export function startSweep(root: HTMLElement, currentSpec: () => Spec, highsModu
     void highsModule().then((module) => worker.postMessage({ type: 'sweep', spec, highsModule: module, path: target.path, values: range(target.path, target.value), timeLimitS: POINT_TIME_LIMIT_S }));
   });
   root.append(el('p', {}, 'Vary ', select, ' from 1/8 to 8 times its value: ', button), plot, list);
+  return refresh;
 }
