@@ -92,24 +92,25 @@ function trainingSection(spec: Spec, callbacks: EditorCallbacks): HTMLElement {
 }
 
 function sitesSection(spec: Spec, callbacks: EditorCallbacks): HTMLElement {
-  const sites: Spec[] = spec['cluster']?.sites ?? [];
+  const sites: Spec[] = Array.isArray(spec['cluster']?.sites) ? spec['cluster'].sites : [];
   const renameInLinks = (next: Spec, old: string, value: string) => {
-    for (const link of next['cluster']?.links ?? []) if (Array.isArray(link.between)) link.between = link.between.map((n: string) => (n === old ? value : n));
+    for (const link of Array.isArray(next['cluster']?.links) ? next['cluster'].links : []) if (Array.isArray(link?.between)) link.between = link.between.map((n: string) => (n === old ? value : n));
   };
   const rows = sites.map((site, i) => el('div', { class: 'row' },
     textField(spec, `cluster.sites[${i}].name`, 'name', callbacks, renameInLinks),
-    site.gpu !== undefined && site.gpuType === undefined
-      ? el('span', { class: 'field' }, el('span', { class: 'label' }, 'GPU'), el('span', {}, `${site.gpu.name ?? 'custom'} (custom)`))
+    site?.gpu !== undefined && site?.gpuType === undefined
+      ? el('span', { class: 'field' }, el('span', { class: 'label' }, 'GPU'), el('span', {}, `${site.gpu?.name ?? 'custom'} (custom)`))
       : selectField(spec, `cluster.sites[${i}].gpuType`, 'GPU type', GPU_TYPE_NAMES, callbacks),
     numberField(spec, `cluster.sites[${i}].gpus`, 'GPUs', callbacks, { min: '1', step: '1', 'data-testid': `site-gpus-${i}` }),
     numberField(spec, `cluster.sites[${i}].gpusPerNode`, 'per node', callbacks, { min: '1', step: '1' }),
     removeButton(() => {
       const next = structuredClone(callbacks.current());
       const [removed] = next['cluster'].sites.splice(i, 1);
-      next['cluster'].links = (next['cluster'].links ?? []).filter((l: Spec) => !l.between?.includes(removed.name));
+      next['cluster'].links = (next['cluster'].links ?? []).filter((l: Spec) => !l?.between?.includes(removed?.name));
       callbacks.onEdit(next);
     })));
   const add = el('button', { type: 'button' }, 'add site');
+  add.disabled = !Array.isArray(spec['cluster']?.sites);
   add.addEventListener('click', () => {
     const next = structuredClone(callbacks.current());
     const names = new Set(sites.map((s) => s.name));
@@ -122,8 +123,8 @@ function sitesSection(spec: Spec, callbacks: EditorCallbacks): HTMLElement {
 }
 
 function linksSection(spec: Spec, callbacks: EditorCallbacks): HTMLElement {
-  const links: Spec[] = spec['cluster']?.links ?? [];
-  const siteNames: string[] = (spec['cluster']?.sites ?? []).map((s: Spec) => String(s.name));
+  const links: Spec[] = Array.isArray(spec['cluster']?.links) ? spec['cluster'].links : [];
+  const siteNames: string[] = (Array.isArray(spec['cluster']?.sites) ? spec['cluster'].sites : []).map((s: Spec) => String(s?.name));
   const rows = links.map((_link, i) => el('div', { class: 'row' },
     selectField(spec, `cluster.links[${i}].between[0]`, 'from', siteNames, callbacks),
     selectField(spec, `cluster.links[${i}].between[1]`, 'to', siteNames, callbacks),
@@ -137,7 +138,7 @@ function linksSection(spec: Spec, callbacks: EditorCallbacks): HTMLElement {
       callbacks.onEdit(next);
     })));
   const add = el('button', { type: 'button' }, 'add link');
-  add.disabled = siteNames.length < 2;
+  add.disabled = siteNames.length < 2 || !(spec['cluster']?.links === undefined || Array.isArray(spec['cluster'].links));
   add.addEventListener('click', () => {
     const next = structuredClone(callbacks.current());
     next['cluster'].links = [...(next['cluster'].links ?? []), { between: [siteNames[0], siteNames[1]], bandwidthGbps: 12800, rttMs: 1, lossRate: 0 }];
@@ -154,6 +155,11 @@ function removeButton(onClick: () => void): HTMLElement {
 
 /** Replaces the editor's content with fields for `spec`. */
 export function renderEditor(root: HTMLElement, spec: Spec, callbacks: EditorCallbacks): void {
+  // Not a scenario at all: the validation messages under the editor say what it is.
+  if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) {
+    root.replaceChildren(el('p', { class: 'note' }, 'This is not a scenario object: load or choose another.'));
+    return;
+  }
   root.replaceChildren(modelSection(spec, callbacks), trainingSection(spec, callbacks), sitesSection(spec, callbacks), linksSection(spec, callbacks));
 }
 

@@ -6,6 +6,7 @@
 import { byId, download, el } from './dom';
 import { renderEditor, showIssues } from './editor';
 import { DEFAULT_FIXTURE, FIXTURES } from './fixtures';
+import { parseJsonText } from '../../src/io/files';
 import { ScenarioValidationError, formatIssues } from '../../src/model/validation-error';
 import type { FixView, FromWorker } from './protocol';
 import { renderDiagnosis, renderPlan, showNumbers } from './result-view';
@@ -46,6 +47,7 @@ function setDetail(text: string): void {
 
 /** Shows `next` in the editor and plans it. */
 function load(next: Spec): void {
+  clearTimeout(debounce);
   spec = next;
   renderEditor(editor, spec, editorCallbacks);
   replan();
@@ -77,7 +79,10 @@ function onEdit(next: Spec): void {
 
 /** What decides the editor's fields: the model, the sites and their names, the links. */
 let currentStructure: Spec = spec;
-const structureOf = (s: Spec) => JSON.stringify([s['model'], (s['cluster']?.sites ?? []).map((x: Spec) => [x.name, x.gpu !== undefined]), (s['cluster']?.links ?? []).map((l: Spec) => l.between)]);
+const structureOf = (s: Spec) => {
+  const list = (value: unknown): Spec[] => (Array.isArray(value) ? value : []);
+  return JSON.stringify([s?.model, list(s?.cluster?.sites).map((x: Spec) => [x?.name, x?.gpu !== undefined]), list(s?.cluster?.links).map((l: Spec) => l?.between)]);
+};
 
 /** Refreshes the sweep's choices (set once the sweep control exists). */
 let refreshSweep: () => void = () => undefined;
@@ -94,7 +99,8 @@ function replan(): void {
   showNumbers(status, {});
   w.onmessage = (event: MessageEvent<FromWorker>) => { if (w === worker) handle(event.data); };
   w.onerror = (event) => { if (w === worker) { event.preventDefault(); setStatus('error', 'bad'); setDetail(event.message); } };
-  void highsModule.then((module) => w.postMessage({ type: 'plan', spec, highsModule: module, timeLimitS: TIME_LIMIT_S, gap: GAP }));
+  const planned = spec;
+  void highsModule.then((module) => w.postMessage({ type: 'plan', spec: planned, highsModule: module, timeLimitS: TIME_LIMIT_S, gap: GAP }));
 }
 
 function handle(message: FromWorker): void {
@@ -127,7 +133,7 @@ function handle(message: FromWorker): void {
         // performance.now() counts from the navigation's start: the first plan's time since the page began loading.
         document.body.dataset['firstPlanMs'] ??= String(Math.round(performance.now()));
         setDetail(`planned in ${view.elapsedS.toFixed(1)} s; first plan ${(Number(document.body.dataset['firstPlanMs']) / 1000).toFixed(1)} s after the page began loading`);
-        renderPlan(results, view, String(spec['name'] ?? 'scenario'));
+        renderPlan(results, view, String(spec?.name ?? 'scenario'));
       } else if (message.diagnosis) {
         setStatus(message.diagnosis.status, 'bad');
         setDetail(`diagnosed in ${message.diagnosis.elapsedS.toFixed(1)} s`);
@@ -180,12 +186,20 @@ function readJson(input: HTMLInputElement, use: (value: unknown, file: string) =
     const file = input.files?.[0];
     if (!file) return;
     void file.text().then((text) => {
+      // Malformed JSON: the CLI's message (line and column); the scenario shown stays.
+      let value: unknown;
       try {
-        use(JSON.parse(text), file.name);
+        value = parseJsonText(text, file.name);
       } catch (error) {
+        if (!(error instanceof ScenarioValidationError)) throw error;
+        worker?.terminate();
+        worker = undefined;
         setStatus('invalid', 'bad');
-        setDetail(error instanceof ScenarioValidationError ? error.message : `${file.name}: malformed JSON: ${(error as Error).message}`);
+        setDetail(error.message);
+        input.value = '';
+        return;
       }
+      use(value, file.name);
       input.value = '';
     });
   });
@@ -203,7 +217,7 @@ function setUpToolbar(injected: Spec | undefined): void {
   });
   readJson(byId<HTMLInputElement>('load-scenario'), (value, file) => loadOther(value as Spec, file));
   readJson(byId<HTMLInputElement>('import-hf'), (config, file) => importModel(config, file));
-  byId('save-scenario').addEventListener('click', () => download(`${String(spec['name'] ?? 'scenario')}.json`, `${JSON.stringify(spec, null, 2)}\n`));
+  byId('save-scenario').addEventListener('click', () => download(`${String(spec?.name ?? 'scenario')}.json`, `${JSON.stringify(spec, null, 2)}\n`));
   refreshSweep = startSweep(byId('sweep'), () => spec, () => highsModule);
 }
 

@@ -16,8 +16,9 @@ let sweepWorker: Worker | undefined;
 
 /** The numbers a sweep can vary: each link's bandwidth and each site's GPU count. */
 function targets(spec: Spec): { readonly path: string; readonly label: string; readonly value: number }[] {
-  const links = (spec['cluster']?.links ?? []).map((l: Spec, i: number) => ({ path: `cluster.links[${i}].bandwidthGbps`, label: `link ${Array.isArray(l.between) ? l.between.join('-') : i}: Gb/s`, value: Number(l.bandwidthGbps) }));
-  const sites = (spec['cluster']?.sites ?? []).map((s: Spec, i: number) => ({ path: `cluster.sites[${i}].gpus`, label: `site ${s.name}: GPUs`, value: Number(s.gpus) }));
+  const list = (value: unknown): Spec[] => (Array.isArray(value) ? value : []);
+  const links = list(spec?.cluster?.links).map((l: Spec, i: number) => ({ path: `cluster.links[${i}].bandwidthGbps`, label: `link ${Array.isArray(l?.between) ? l.between.join('-') : i}: Gb/s`, value: Number(l?.bandwidthGbps) }));
+  const sites = list(spec?.cluster?.sites).map((s: Spec, i: number) => ({ path: `cluster.sites[${i}].gpus`, label: `site ${s?.name}: GPUs`, value: Number(s?.gpus) }));
   return [...links, ...sites].filter((t) => Number.isFinite(t.value) && t.value > 0);
 }
 
