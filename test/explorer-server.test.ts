@@ -4,11 +4,11 @@ import * as fs from 'fs';
 import * as http from 'http';
 import * as os from 'os';
 import * as path from 'path';
-import { pageWithScenario, serveExplorer } from '../src/io/explorer-server';
+import { pageWithInitial, serveExplorer } from '../src/io/explorer-server';
 import { ScenarioValidationError } from '../src/model/validation-error';
 import { ROOT } from './helpers/fixtures';
 
-const SLOT = '<script id="initial-scenario" type="application/json">null</script>';
+const SLOT = '<script id="initial" type="application/json">null</script>';
 const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'scaleacross-explorer-'));
 fs.writeFileSync(path.join(folder, 'index.html'), `<!DOCTYPE html><html><head>${SLOT}</head><body></body></html>`);
 fs.writeFileSync(path.join(folder, 'page.js'), 'void 0;');
@@ -28,21 +28,21 @@ function get(url: string, rawPath: string): Promise<{ status: number; headers: h
 
 describe('explorer server', () => {
   it('puts the scenario into index.html so that no text in it can close the script', () => {
-    const spec = { name: '</script><script>alert(1)</script>', note: 'a\u2028b' };
-    const html = pageWithScenario(`<p>${SLOT}</p>`, spec);
+    const initial = { spec: { name: '</script><script>alert(1)</script>', note: 'a\u2028b' }, calibration: { file: 'p.json', profile: { version: 1 } } };
+    const html = pageWithInitial(`<p>${SLOT}</p>`, initial);
     expect(html).not.toContain('</script><script>');
-    const json = /<script id="initial-scenario" type="application\/json">(.*)<\/script><\/p>$/.exec(html)![1]!;
-    expect(JSON.parse(json)).toEqual(spec);
+    const json = /<script id="initial" type="application\/json">(.*)<\/script><\/p>$/.exec(html)![1]!;
+    expect(JSON.parse(json)).toEqual(initial);
   });
 
   it('serves the folder\'s files with their types and a same-origin policy, and nothing else', async () => {
-    const server = await serveExplorer(folder, { name: 'given' }, 0);
+    const server = await serveExplorer(folder, { spec: { name: 'given' } }, 0);
     try {
       expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
       const index = await get(server.url, '/');
       expect(index.status).toBe(200);
       expect(index.headers['content-type']).toBe('text/html; charset=utf-8');
-      expect(index.body).toContain('{"name":"given"}');
+      expect(index.body).toContain('{"spec":{"name":"given"}}');
       expect(index.headers['content-security-policy']).toMatch(/default-src 'self'/);
       expect((await get(server.url, '/highs.wasm')).headers['content-type']).toBe('application/wasm');
       expect((await get(server.url, '/page.js')).status).toBe(200);

@@ -84,8 +84,21 @@ const structureOf = (s: Spec) => {
   return JSON.stringify([s?.model, list(s?.cluster?.sites).map((x: Spec) => [x?.name, x?.gpu !== undefined]), list(s?.cluster?.links).map((l: Spec) => l?.between)]);
 };
 
+/** What explore was given (its calibration profile applies while the spec names the same profile). */
+let given: { readonly spec: Spec; readonly calibration?: { readonly file: string; readonly profile: unknown } } | undefined;
+
+/** The profile to plan `s` with, and a note when the spec names one the page does not have. */
+function calibrationFor(s: Spec): { readonly profile?: unknown; readonly note?: string } {
+  const named = s?.calibration;
+  if (typeof named !== 'string') return {};
+  if (given?.calibration && named === given.spec?.calibration) return { profile: given.calibration.profile, note: `calibration profile ${given.calibration.file} applied` };
+  return { note: `the scenario names calibration profile ${named}, which the page cannot read: predictions use the committed constants (open it with scaleacross explore to apply it)` };
+}
+
 /** Refreshes the sweep's choices (set once the sweep control exists). */
 let refreshSweep: () => void = () => undefined;
+/** Said after each plan: which calibration profile the predictions use, when the scenario names one. */
+let calibrationNote: string | undefined;
 
 function replan(): void {
   refreshSweep();
@@ -100,7 +113,9 @@ function replan(): void {
   w.onmessage = (event: MessageEvent<FromWorker>) => { if (w === worker) handle(event.data); };
   w.onerror = (event) => { if (w === worker) { event.preventDefault(); setStatus('error', 'bad'); setDetail(event.message); } };
   const planned = spec;
-  void highsModule.then((module) => w.postMessage({ type: 'plan', spec: planned, highsModule: module, timeLimitS: TIME_LIMIT_S, gap: GAP }));
+  const calibration = calibrationFor(planned);
+  calibrationNote = calibration.note;
+  void highsModule.then((module) => w.postMessage({ type: 'plan', spec: planned, highsModule: module, timeLimitS: TIME_LIMIT_S, gap: GAP, calibrationProfile: calibration.profile }));
 }
 
 function handle(message: FromWorker): void {
@@ -132,7 +147,7 @@ function handle(message: FromWorker): void {
         showNumbers(status, { iterationTimeS: view.iterationTimeS, boundS: view.lowerBoundS, gap: view.gap });
         // performance.now() counts from the navigation's start: the first plan's time since the page began loading.
         document.body.dataset['firstPlanMs'] ??= String(Math.round(performance.now()));
-        setDetail(`planned in ${view.elapsedS.toFixed(1)} s; first plan ${(Number(document.body.dataset['firstPlanMs']) / 1000).toFixed(1)} s after the page began loading`);
+        setDetail(`planned in ${view.elapsedS.toFixed(1)} s; first plan ${(Number(document.body.dataset['firstPlanMs']) / 1000).toFixed(1)} s after the page began loading${calibrationNote ? `; ${calibrationNote}` : ''}`);
         renderPlan(results, view, String(spec?.name ?? 'scenario'));
       } else if (message.diagnosis) {
         setStatus(message.diagnosis.status, 'bad');
@@ -218,16 +233,21 @@ function setUpToolbar(injected: Spec | undefined): void {
   readJson(byId<HTMLInputElement>('load-scenario'), (value, file) => loadOther(value as Spec, file));
   readJson(byId<HTMLInputElement>('import-hf'), (config, file) => importModel(config, file));
   byId('save-scenario').addEventListener('click', () => download(`${String(spec?.name ?? 'scenario')}.json`, `${JSON.stringify(spec, null, 2)}\n`));
-  refreshSweep = startSweep(byId('sweep'), () => spec, () => highsModule);
+  refreshSweep = startSweep(byId('sweep'), () => spec, () => highsModule, (s) => calibrationFor(s).profile);
 }
 
-/** The scenario `scaleacross explore` put into the page, if any. */
-function injectedScenario(): Spec | undefined {
-  const text = document.getElementById('initial-scenario')?.textContent ?? 'null';
-  const value = JSON.parse(text) as unknown;
-  return value !== null && typeof value === 'object' ? (value as Spec) : undefined;
+/** What `scaleacross explore` put into the page: the scenario, and the calibration profile it names. */
+interface Initial {
+  readonly spec: Spec;
+  readonly calibration?: { readonly file: string; readonly profile: unknown };
 }
 
-const injected = injectedScenario();
-setUpToolbar(injected);
-load(structuredClone(injected ?? DEFAULT_FIXTURE.spec) as Spec);
+function initialFromServer(): Initial | undefined {
+  const value = JSON.parse(document.getElementById('initial')?.textContent ?? 'null') as Initial | null;
+  return value !== null && typeof value === 'object' && value.spec !== undefined ? value : undefined;
+}
+
+const initial = initialFromServer();
+given = initial;
+setUpToolbar(initial?.spec);
+load(structuredClone(initial?.spec ?? DEFAULT_FIXTURE.spec) as Spec);

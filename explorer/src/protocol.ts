@@ -9,6 +9,8 @@ export interface PlanRequest {
   readonly highsModule: WebAssembly.Module;
   readonly timeLimitS: number;
   readonly gap: number;
+  /** A calibration profile (as `calibrate --out` writes it) to plan with; absent: the committed constants. */
+  readonly calibrationProfile?: unknown;
 }
 
 /** Page -> worker: plan the spec at each value of one field (the sweep). */
@@ -20,6 +22,7 @@ export interface SweepRequest {
   readonly path: string;
   readonly values: readonly number[];
   readonly timeLimitS: number;
+  readonly calibrationProfile?: unknown;
 }
 
 /** Page -> worker: turn a Hugging Face config.json into the scenario's model object (as `import-model`). */

@@ -58,7 +58,7 @@ ${ticks}<text x="${(L + W - R) / 2}" y="${H - 4}" text-anchor="middle">${escape(
 const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /** Sets up the sweep control in `root`; returns the function that refreshes its choices after the scenario changes. */
-export function startSweep(root: HTMLElement, currentSpec: () => Spec, highsModule: () => Promise<WebAssembly.Module>): () => void {
+export function startSweep(root: HTMLElement, currentSpec: () => Spec, highsModule: () => Promise<WebAssembly.Module>, calibrationProfile: (spec: Spec) => unknown): () => void {
   const select = el('select', { 'data-testid': 'sweep-target' });
   const button = el('button', { type: 'button', 'data-testid': 'sweep-run' }, 'sweep');
   const plot = el('div', { class: 'drawing' });
@@ -93,7 +93,7 @@ export function startSweep(root: HTMLElement, currentSpec: () => Spec, highsModu
       plot.innerHTML = chart(points, target.label);
       if (message.done) worker.terminate();
     };
-    void highsModule().then((module) => worker.postMessage({ type: 'sweep', spec, highsModule: module, path: target.path, values: range(target.path, target.value), timeLimitS: POINT_TIME_LIMIT_S }));
+    void highsModule().then((module) => worker.postMessage({ type: 'sweep', spec, highsModule: module, path: target.path, values: range(target.path, target.value), timeLimitS: POINT_TIME_LIMIT_S, calibrationProfile: calibrationProfile(spec) }));
   });
   root.append(el('p', {}, 'Vary ', select, ' from 1/8 to 8 times its value: ', button), plot, list);
   return refresh;

@@ -5,6 +5,8 @@
  */
 import highsLoader from 'highs';
 import { parseSpecPath, setAtPath } from '../../src/batch/spec-path';
+import { applyCalibrationProfile } from '../../src/calibration/apply-profile';
+import type { CalibrationProfile } from '../../src/model/calibration-profile-schema';
 import { diagnose } from '../../src/diagnose/diagnose';
 import { modelFromHfConfig } from '../../src/model/hf-config';
 import { parseScenario, type Scenario } from '../../src/model/scenario';
@@ -103,6 +105,8 @@ async function importModel(request: ImportModelRequest): Promise<void> {
 
 scope.onmessage = (event) => {
   const request = event.data;
+  // Each worker serves one request: the profile stays applied until the page terminates it.
+  if (request.type !== 'import-model' && request.calibrationProfile !== undefined) applyCalibrationProfile(request.calibrationProfile as CalibrationProfile);
   const run = request.type === 'plan' ? planRequest(request) : request.type === 'sweep' ? sweepRequest(request) : importModel(request);
   run.catch((error: unknown) => post({ type: 'error', message: error instanceof Error ? error.message : String(error) }));
 };

@@ -23,23 +23,29 @@ const TYPES: Readonly<Record<string, string>> = {
 /** Same origin only; WebAssembly compiled from the page's own highs.wasm; inline styles for the drawings' attributes. */
 const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'";
 
-/** The placeholder in index.html that the given scenario replaces. */
-const SCENARIO_SLOT = '<script id="initial-scenario" type="application/json">null</script>';
+/** The placeholder in index.html that what `explore` was given replaces. */
+const INITIAL_SLOT = '<script id="initial" type="application/json">null</script>';
+
+/** What the page opens with: the scenario spec as written, and the calibration profile it names (read here: the page reads no files). */
+export interface ExplorerInitial {
+  readonly spec: unknown;
+  readonly calibration?: { readonly file: string; readonly profile: unknown };
+}
 
 export interface ExplorerServer {
   readonly url: string;
   close(): Promise<void>;
 }
 
-/** index.html with `spec` in its scenario slot (`<` escaped so that the JSON cannot close the script). */
-export function pageWithScenario(html: string, spec: unknown): string {
-  if (spec === undefined) return html;
-  const json = JSON.stringify(spec).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
-  return html.replace(SCENARIO_SLOT, () => `<script id="initial-scenario" type="application/json">${json}</script>`);
+/** index.html with `initial` in its slot (`<` escaped so that the JSON cannot close the script). */
+export function pageWithInitial(html: string, initial: ExplorerInitial | undefined): string {
+  if (initial === undefined) return html;
+  const json = JSON.stringify(initial).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return html.replace(INITIAL_SLOT, () => `<script id="initial" type="application/json">${json}</script>`);
 }
 
 /** Reads the built page into memory; a folder without index.html is a one-line error naming it. */
-function readPage(folder: string, spec: unknown): Map<string, Buffer> {
+function readPage(folder: string, initial: ExplorerInitial | undefined): Map<string, Buffer> {
   const files = new Map<string, Buffer>();
   let names: string[];
   try {
@@ -49,13 +55,13 @@ function readPage(folder: string, spec: unknown): Map<string, Buffer> {
   }
   if (!names.includes('index.html')) throw new ScenarioValidationError([{ path: '', message: 'the explorer page is not built: run `npm run explorer`' }], folder);
   for (const name of names) files.set(`/${name}`, fs.readFileSync(path.join(folder, name)));
-  files.set('/index.html', Buffer.from(pageWithScenario(files.get('/index.html')!.toString('utf8'), spec)));
+  files.set('/index.html', Buffer.from(pageWithInitial(files.get('/index.html')!.toString('utf8'), initial)));
   return files;
 }
 
 /** Starts serving; `port` 0 takes a free one. A port in use is a one-line error. */
-export function serveExplorer(folder: string, spec: unknown, port: number): Promise<ExplorerServer> {
-  const files = readPage(folder, spec);
+export function serveExplorer(folder: string, initial: ExplorerInitial | undefined, port: number): Promise<ExplorerServer> {
+  const files = readPage(folder, initial);
   const server = http.createServer((request, response) => {
     const pathname = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
     const body = files.get(pathname === '/' ? '/index.html' : pathname);

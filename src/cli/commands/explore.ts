@@ -3,6 +3,7 @@ import * as path from 'path';
 import { EXPLORER_DIST, PACKAGE_ROOT, serveExplorer } from '../../io/explorer-server';
 import { readJsonFile } from '../../io/files';
 import { parseScenario } from '../../model/scenario';
+import { calibrationLine, resolveCalibration } from '../calibration-option';
 import { EXIT, type Output } from '../exit-codes';
 import { openBrowser } from '../open-browser';
 
@@ -23,8 +24,11 @@ export async function runExplore(args: ExploreArgs, output: Output, stop?: Promi
   const spec = readJsonFile(file);
   // The page edits the spec as written; it must validate here as it would for `plan`.
   const scenario = parseScenario(spec, file);
-  const server = await serveExplorer(EXPLORER_DIST, spec, args.port);
+  // A profile the scenario names is read here and applied by the page while the scenario names it.
+  const calibration = resolveCalibration(undefined, file, scenario);
+  const server = await serveExplorer(EXPLORER_DIST, { spec, ...(calibration ? { calibration: { file: calibration.file, profile: calibration.profile } } : {}) }, args.port);
   output.out(`ScaleAcross Explorer: ${server.url} (${scenario.name}; Ctrl-C stops it)`);
+  if (calibration) output.out(calibrationLine(calibration));
   if (args.open) openBrowser(server.url);
   await (stop ?? new Promise<void>((resolve) => {
     process.once('SIGINT', () => resolve());
