@@ -51,7 +51,7 @@ export function renderPlan(root: HTMLElement, view: PlanView, name: string): voi
       el('p', { class: 'note' }, 'Bars: the critical path of each plan, split by cause. Baselines: DP across sites with whole replicas per site (production), and pipeline stages split across sites (pp-across), both with default network settings.'),
       svgBox(view.breakdownSvg, 'drawing fit'), breakdownTable(view)),
     el('section', {}, el('h2', {}, 'Pipeline timeline (one iteration)'),
-      view.timelineSvg ? svgBox(view.timelineSvg, 'drawing') : el('p', { class: 'note' }, view.timelineNote ?? 'no timeline')),
+      view.timelineSvg ? svgBox(view.timelineSvg, 'drawing fit') : el('p', { class: 'note' }, view.timelineNote ?? 'no timeline')),
     el('section', {}, el('h2', {}, 'Site map'), svgBox(view.siteMapSvg, 'drawing fit'),
       view.links.length > 0 ? table(view.links.map((l) => [l.label, l.gbps.toLocaleString('en-US'), l.rttMs.toFixed(2), `${(100 * l.utilization).toFixed(1)}%`]), ['link', 'Gb/s', 'RTT ms', 'utilisation'], 'link-table') : ''),
     el('section', {}, el('h2', {}, 'Network settings'),
