@@ -1,4 +1,4 @@
-/** A few DOM helpers: elements from a tag, attributes and children; text is never parsed as HTML. */
+/** Small DOM functions: elements from a tag, attributes and children; text is never parsed as HTML. */
 
 export type Child = Node | string | undefined | false;
 
