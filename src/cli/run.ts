@@ -9,6 +9,7 @@ import { defaultWorkerCount, runBatchCommand } from './commands/batch';
 import { runCalibrate } from './commands/calibrate';
 import { runDiagnose } from './commands/diagnose';
 import { runEvaluate } from './commands/evaluate';
+import { runExplore } from './commands/explore';
 import { runExport } from './commands/export';
 import { runImportModel } from './commands/import-model';
 import { runMerge } from './commands/merge';
@@ -114,6 +115,18 @@ export async function runCli(argv: readonly string[], output: Output = processOu
       (args) => { code = runExport({ plan: args.plan, scenario: args.scenario, format: args.format, json: args.json, bundle: args.bundle }, output); },
     )
     .command(
+      'explore [scenario]',
+      'Serve the explorer page on 127.0.0.1: edit the scenario, watch the plan, bound and diagnosis change (planned in the browser)',
+      (y) => y.positional('scenario', { type: 'string', describe: 'Scenario JSON file to open (default: the two-building example)' })
+        .option('port', { type: 'number', default: 4817, describe: 'Port on 127.0.0.1 (0: any free port)' })
+        .option('open', { type: 'boolean', default: true, describe: 'Open the page in the desktop browser if there is one (--no-open skips it)' })
+        .check((a) => {
+          if (!(Number.isInteger(a.port) && a.port >= 0 && a.port <= 65535)) throw new UsageError('--port must be an integer in [0, 65535]');
+          return true;
+        }),
+      async (args) => { code = await runExplore({ scenario: args.scenario, port: args.port, open: args.open }, output); },
+    )
+    .command(
       'import-model <config>',
       "Print the scenario's model object for a Hugging Face config.json",
       (y) => y.positional('config', { type: 'string', demandOption: true, describe: 'A Hugging Face config.json' })
@@ -175,7 +188,7 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('scenarios', { type: 'string', array: true, describe: "The batch's inputs (scenario files, folders, sweeps), to name missing scenarios by id" }),
       (args) => { code = runMerge({ parts: args.parts, out: args.out, csv: args.csv, scenarios: args.scenarios }, output); },
     )
-    .demandCommand(1, 'name a command: validate, evaluate, plan, diagnose, report, export, import-model, batch, merge or calibrate')
+    .demandCommand(1, 'name a command: validate, evaluate, plan, diagnose, report, export, explore, import-model, batch, merge or calibrate')
     .strict()
     .help()
     .version()
