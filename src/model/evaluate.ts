@@ -17,7 +17,7 @@ import type { Scenario } from './scenario';
 import { stageMemory, type StageMemory } from './memory';
 import { mayNotFit, memoryInterval, timeInterval, type MemoryInterval, type TimeInterval } from './prediction-interval';
 import { stageFlops, stageTime, type StageTime } from './stage-cost';
-import { modelFlopsPerIteration } from './transformer';
+import { modelFlopsPerIteration } from './transformer-flops';
 import { tflopsToFlopPerS } from './units';
 
 export interface SiteUsage {
