@@ -10,7 +10,7 @@ import { criticalGroupOf, groupEnds, type Breakdown } from './critical-group';
 import { busierDirectionBytes, linkSettings } from './cross-site';
 import { dataParallelSync } from './data-parallel-sync';
 import { modelGroupPipelines, type PipelineTiming } from './group-pipelines';
-import { scheduleMicrobatchProblem } from './pipeline';
+import { scheduleMicrobatchProblem } from './pipeline-schedule-rules';
 import { layOutPlan, type PlanLayout, type ReplicaGroupLayout } from './placement';
 import type { PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
