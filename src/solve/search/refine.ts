@@ -16,7 +16,7 @@ const BATCH_SPLIT_REASON = 'the batch cannot be shared by dp replicas (each runs
 
 /** What the refine phase leaves for the MIPs. */
 export interface Refined {
-  /** Candidates still below the threshold after their refined bound: index -> coefficients, in candidate order. */
+  /** Candidates still below the threshold after their refined bound: index -> coefficients, in candidate order (the MIP queue takes each out as its MIP starts). */
   readonly coefficients: Map<number, ConfigCoefficients>;
   /** Candidates after the phase's break, pruned by the sorted quick bound (0 when the time limit stopped it). */
   readonly unrefined: number;

@@ -14,7 +14,7 @@ import type { SearchOptions } from './types';
 const HEURISTIC_SEEDS = 20;
 
 /** Candidates the greedy heuristic seeds the incumbent from. */
-export const heuristicSeedCount = (options: SearchOptions): number => options.heuristicSeeds ?? HEURISTIC_SEEDS;
+const heuristicSeedCount = (options: SearchOptions): number => options.heuristicSeeds ?? HEURISTIC_SEEDS;
 
 /**
  * Seeds the incumbent. Returns the coefficients of the candidates seeded from the top of the list
