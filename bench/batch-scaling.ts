@@ -14,19 +14,22 @@
  * Run: npm run bench:batch, or npm run build && node dist/bench/batch-scaling.js [time limit s, default 2]
  * [repeats, default 1] [sweep|sweep-small|sweep-large|small|two-building, default sweep] [values per axis: keep only the
  * first N values of every axis, for a quicker sample; default all] [cli: another build's dist/src/cli/main.js, to compare]
+ * [--markdown FILE: the table also goes into the file's `batch-scaling` section, bench/markdown-section.ts]
  */
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { median } from '../src/calibration/calibration-table';
+import { markdownOption, SectionOutput } from './markdown-section';
 
-const timeLimitS = Number(process.argv[2] ?? 2);
-const repeats = Number(process.argv[3] ?? 1);
-const workloadArg = process.argv[4] ?? 'sweep';
-const valuesPerAxis = process.argv[5] !== undefined && process.argv[5] !== 'all' ? Number(process.argv[5]) : Infinity;
+const { markdownFile, args } = markdownOption(process.argv.slice(2));
+const timeLimitS = Number(args[0] ?? 2);
+const repeats = Number(args[1] ?? 1);
+const workloadArg = args[2] ?? 'sweep';
+const valuesPerAxis = args[3] !== undefined && args[3] !== 'all' ? Number(args[3]) : Infinity;
 const root = path.join(__dirname, '..', '..');
-const cli = process.argv[6] ?? path.join(root, 'dist', 'src', 'cli', 'main.js');
+const cli = args[4] ?? path.join(root, 'dist', 'src', 'cli', 'main.js');
 const readFixture = (...parts: string[]) => {
   const spec = JSON.parse(fs.readFileSync(path.join(root, 'fixtures', ...parts), 'utf8')) as Record<string, unknown>;
   delete spec['$schema'];
@@ -141,9 +144,11 @@ for (const workload of workloads) {
 }
 console.log('');
 console.log(`load average at the end: ${load()}`);
-console.log('| workload | scenarios | time limit s | repeats | --workers 1 median wall s | --workers 2 median wall s | speedup (medians) | per-repeat speedups | CPU s, --workers 1 / 2 | points at proven gap <= 1% (--workers 2) | worst gap |');
-console.log('|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|');
+const out = new SectionOutput('batch-scaling', markdownFile);
+out.line('| workload | scenarios | time limit s | repeats | --workers 1 median wall s | --workers 2 median wall s | speedup (medians) | per-repeat speedups | CPU s, --workers 1 / 2 | points at proven gap <= 1% (--workers 2) | worst gap |');
+out.line('|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|');
 for (const r of rows) {
-  console.log(`| ${r.workload} | ${r.scenarios} | ${timeLimitS} | ${repeats} | ${r.one.toFixed(1)} | ${r.two.toFixed(1)} | ${(r.one / r.two).toFixed(2)}x | ${r.ratios.map((x) => `${x.toFixed(2)}x`).join(', ')} | ${r.cpuOne.toFixed(1)} / ${r.cpuTwo.toFixed(1)} | ${r.withinGap} of ${r.points} | ${(100 * r.worstGap).toFixed(2)}% |`);
+  out.line(`| ${r.workload} | ${r.scenarios} | ${timeLimitS} | ${repeats} | ${r.one.toFixed(1)} | ${r.two.toFixed(1)} | ${(r.one / r.two).toFixed(2)}x | ${r.ratios.map((x) => `${x.toFixed(2)}x`).join(', ')} | ${r.cpuOne.toFixed(1)} / ${r.cpuTwo.toFixed(1)} | ${r.withinGap} of ${r.points} | ${(100 * r.worstGap).toFixed(2)}% |`);
 }
+out.finish();
 fs.rmSync(dir, { recursive: true, force: true });

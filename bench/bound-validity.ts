@@ -4,7 +4,10 @@
  * a valid spec and small enough for exhaustive search (bench/bound-audit.ts), and counts.
  * Goal: no violation. Exits 1 on any, printing the spec to replay.
  *
- *   node dist/bench/bound-validity.js [audited scenarios, default 1000] [seed, default 20261201] [shard i/n]
+ *   node dist/bench/bound-validity.js [audited scenarios, default 1000] [seed, default 20261201] [shard i/n] [--markdown FILE]
+ *
+ * With `--markdown FILE`, the table also goes into the file's `bound-validity` section
+ * (bench/markdown-section.ts): run it without shards for that, since a shard's table counts only its share.
  *
  * With a shard `i/n`, only every n-th drawn scenario from the i-th (1-based) is audited, so n
  * processes side by side cover the same sample as one; the counts add up.
@@ -14,12 +17,14 @@ import { scaleOutTier, scaleUpTier } from '../src/model/network';
 import { HighsWorkerBackend } from '../src/solve/highs-worker-backend';
 import { defaultBackends } from '../src/solve/plan';
 import { auditScenarioBounds } from './bound-audit';
+import { markdownOption, SectionOutput } from './markdown-section';
 import { smallScenarioArbitrary } from './random-scenarios';
 
 async function main(): Promise<void> {
-  const target = Number(process.argv[2] ?? 1000);
-  const seed = Number(process.argv[3] ?? 20261201);
-  const [shard, shards] = (process.argv[4] ?? '1/1').split('/').map(Number) as [number, number];
+  const { markdownFile, args } = markdownOption(process.argv.slice(2));
+  const target = Number(args[0] ?? 1000);
+  const seed = Number(args[1] ?? 20261201);
+  const [shard, shards] = (args[2] ?? '1/1').split('/').map(Number) as [number, number];
   const want = Math.ceil((target - (shard - 1)) / shards);
   const highs = new HighsWorkerBackend();
   const backends = defaultBackends();
@@ -51,9 +56,11 @@ async function main(): Promise<void> {
   }
   await Promise.all([highs, ...backends].map((b) => b.close()));
   console.log(`seed ${seed}, shard ${shard}/${shards}, ${((Date.now() - started) / 1000).toFixed(0)} s`);
-  console.log('| drawn | invalid spec | too large | audited | with a custom GPU | with a NIC faster than scale-up | with a plan | candidates | MIPs | scenarios with a violation |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
-  console.log(`| ${tally.drawn} | ${tally.invalid} | ${tally.tooLarge} | ${tally.audited} | ${tally.withCustomGpu} | ${tally.fastNic} | ${tally.withPlan} | ${tally.candidates} | ${tally.mips} | ${tally.violations} |`);
+  const out = new SectionOutput('bound-validity', markdownFile);
+  out.line('| drawn | invalid spec | too large | audited | with a custom GPU | with a NIC faster than scale-up | with a plan | candidates | MIPs | scenarios with a violation |');
+  out.line('|---|---|---|---|---|---|---|---|---|---|');
+  out.line(`| ${tally.drawn} | ${tally.invalid} | ${tally.tooLarge} | ${tally.audited} | ${tally.withCustomGpu} | ${tally.fastNic} | ${tally.withPlan} | ${tally.candidates} | ${tally.mips} | ${tally.violations} |`);
+  out.finish();
   process.exitCode = tally.violations > 0 ? 1 : 0;
 }
 

@@ -2,13 +2,16 @@
  * Diagnosis time (issue 4 goal: under 10 s for a 2-5 site scenario): the infeasibility fixtures
  * and infeasible variants of the 2-, 3- and 5-site scenarios, plus the feasible two-building
  * example's tight-constraint analysis, each timed end to end with its re-solve count.
- * Run: npm run build && node dist/bench/diagnose-time.js
+ * With `--markdown FILE`, the table also goes into the file's `diagnose-time` section
+ * (bench/markdown-section.ts).
+ * Run: npm run build && node dist/bench/diagnose-time.js [--markdown docs/benchmarks.md]
  */
 import { readFileSync } from 'node:fs';
 import { diagnose } from '../src/diagnose/diagnose';
 import { parseScenario } from '../src/model/scenario';
 import type { ScenarioSpec } from '../src/model/scenario-schema';
 import { defaultBackends } from '../src/solve/plan';
+import { markdownOption, SectionOutput } from './markdown-section';
 import { ROWS as PLAN_SCALING_ROWS, scenarioFor } from './plan-scaling-scenarios';
 
 const load = (file: string): ScenarioSpec => JSON.parse(readFileSync(file, 'utf8')) as ScenarioSpec;
@@ -44,19 +47,21 @@ function planScalingRows(): { name: string; sites: number; spec: ScenarioSpec }[
 
 async function main(): Promise<void> {
   const backends = defaultBackends();
-  console.log('| scenario | sites | status | conflict sets (members) | re-solves | time s | under 10 s |');
-  console.log('|---|---:|---|---|---:|---:|---|');
+  const out = new SectionOutput('diagnose-time', markdownOption(process.argv.slice(2)).markdownFile);
+  out.line('| scenario | sites | status | conflict sets (members) | re-solves | time s | under 10 s |');
+  out.line('|---|---:|---|---|---:|---:|---|');
   try {
     for (const row of ROWS) {
       const started = Date.now();
       const d = await diagnose(parseScenario(row.spec), { backends });
       const timeS = (Date.now() - started) / 1000;
       const members = d.status === 'feasible' ? `${d.tight.filter((t) => t.tight).length} tight` : `${d.conflictSets ?? 1} (${d.conflicts.map((c) => c.constraint).join(', ')})`;
-      console.log(`| ${row.name} | ${row.sites} | ${d.status} | ${members} | ${d.solver.reSolves} | ${timeS.toFixed(2)} | ${timeS < 10 ? 'yes' : 'no'} |`);
+      out.line(`| ${row.name} | ${row.sites} | ${d.status} | ${members} | ${d.solver.reSolves} | ${timeS.toFixed(2)} | ${timeS < 10 ? 'yes' : 'no'} |`);
     }
   } finally {
     await Promise.all(backends.map((b) => b.close()));
   }
+  out.finish();
 }
 
 void main();

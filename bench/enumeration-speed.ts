@@ -4,8 +4,9 @@
  * with the frozen reference (bench/reference: the code before the perf work) and the current
  * code, in one run, alternating, on the fixtures and the plan-scaling scenarios. Prints a
  * docs/benchmarks.md table with old ms, new ms and old / new side by side, and checks on the
- * way that both give the same candidates and bounds.
- * Run: npm run bench:enumeration  (or: npm run build && node dist/bench/enumeration-speed.js [repeats, default 5] [refined candidates, default 200] [row name filter])
+ * way that both give the same candidates and bounds. With `--markdown FILE`, the table also goes
+ * into the file's `enumeration-speed` section (bench/markdown-section.ts).
+ * Run: npm run bench:enumeration  (or: npm run build && node dist/bench/enumeration-speed.js [repeats, default 5] [refined candidates, default 200] [row name filter] [--markdown docs/benchmarks.md])
  */
 import * as os from 'os';
 import { median } from '../src/calibration/calibration-table';
@@ -14,11 +15,13 @@ import type { Scenario } from '../src/model/scenario';
 import {
   batchSweepScenarios, enumerationDifferences, fixtureEnumerationCases, planScalingCases, runEnumeration, type EnumerationResult, type Implementation,
 } from './enumeration-cases';
+import { markdownOption, SectionOutput } from './markdown-section';
 
-const repeats = Number(process.argv[2] ?? 5);
-const refinedCount = Number(process.argv[3] ?? 200);
+const { markdownFile, args } = markdownOption(process.argv.slice(2));
+const repeats = Number(args[0] ?? 5);
+const refinedCount = Number(args[1] ?? 200);
 /** Only rows whose name contains this (optional). */
-const only = process.argv[4];
+const only = args[2];
 
 const ms = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 const ratio = (old: number, now: number) => `${(old / now).toFixed(1)}x`;
@@ -44,10 +47,11 @@ function runRow(impl: Implementation, row: Row): { enumerateMs: number; refineMs
   };
 }
 
-console.log(`enumeration speed: ${rows.length} rows, ${repeats} repeats (old and new alternating; medians), refined bounds of the best ${refinedCount} candidates; ${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(2)}`);
-console.log('');
-console.log('| scenario | candidates | enumerate old ms | new ms | old / new | refine old ms | new ms | old / new | total old ms | new ms | old / new |');
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+const out = new SectionOutput('enumeration-speed', markdownFile);
+out.line(`enumeration speed: ${rows.length} rows, ${repeats} repeats (old and new alternating; medians), refined bounds of the best ${refinedCount} candidates; ${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(2)}`);
+out.line();
+out.line('| scenario | candidates | enumerate old ms | new ms | old / new | refine old ms | new ms | old / new | total old ms | new ms | old / new |');
+out.line('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 const totals = { old: 0, now: 0 };
 let mismatches = 0;
 for (const row of rows) {
@@ -69,9 +73,10 @@ for (const row of rows) {
   const now = { e: med('current', 'enumerateMs'), r: med('current', 'refineMs') };
   totals.old += old.e + old.r;
   totals.now += now.e + now.r;
-  console.log(`| ${row.name} | ${runs.current[0]!.candidates} | ${ms(old.e)} | ${ms(now.e)} | ${ratio(old.e, now.e)} | ${ms(old.r)} | ${ms(now.r)} | ${ratio(old.r, now.r)} | ${ms(old.e + old.r)} | ${ms(now.e + now.r)} | ${ratio(old.e + old.r, now.e + now.r)} |`);
+  out.line(`| ${row.name} | ${runs.current[0]!.candidates} | ${ms(old.e)} | ${ms(now.e)} | ${ratio(old.e, now.e)} | ${ms(old.r)} | ${ms(now.r)} | ${ratio(old.r, now.r)} | ${ms(old.e + old.r)} | ${ms(now.e + now.r)} | ${ratio(old.e + old.r, now.e + now.r)} |`);
 }
-console.log(`| all rows (sum of medians) | | | | | | | | ${ms(totals.old)} | ${ms(totals.now)} | ${ratio(totals.old, totals.now)} |`);
-console.log('');
-console.log(mismatches === 0 ? 'results: identical candidates and refined bounds on every scenario' : `results: ${mismatches} scenario(s) DIFFER`);
+out.line(`| all rows (sum of medians) | | | | | | | | ${ms(totals.old)} | ${ms(totals.now)} | ${ratio(totals.old, totals.now)} |`);
+out.line();
+out.line(mismatches === 0 ? 'results: identical candidates and refined bounds on every scenario' : `results: ${mismatches} scenario(s) DIFFER`);
 if (mismatches > 0) process.exitCode = 1;
+out.finish();

@@ -2,21 +2,25 @@
  * The exhaustive reference on scenarios of two and three sites of up to 64 GPUs each
  * (bench/exhaustive-reference-scenarios.ts): its time and coverage in reduced mode (site symmetry,
  * bound pruning; docs/formulation.md §9), the naive enumeration's progress within a cap on the
- * same scenario, and `plan` (MIP search) against the exhaustive optimum. Output: docs/benchmarks.md.
- * Run: npm run build && node dist/bench/exhaustive-reference.js [naive cap seconds, default 30]
+ * same scenario, and `plan` (MIP search) against the exhaustive optimum. With `--markdown FILE`,
+ * the table also goes into the file's `exhaustive-reference` section (bench/markdown-section.ts).
+ * Run: npm run build && node dist/bench/exhaustive-reference.js [naive cap seconds, default 30] [--markdown docs/benchmarks.md]
  */
 import { FULL_SPACE } from '../src/formulation/search-space';
 import { exhaustiveSearch } from '../src/solve/exhaustive';
 import { defaultBackends, plan } from '../src/solve/plan';
 import { REFERENCE_ROWS, referenceScenario } from './exhaustive-reference-scenarios';
+import { markdownOption, SectionOutput } from './markdown-section';
 
-const naiveCapS = Number(process.argv[2] ?? 30);
+const { markdownFile, args } = markdownOption(process.argv.slice(2));
+const naiveCapS = Number(args[0] ?? 30);
 const count = (n: number): string => n.toLocaleString('en-US');
 
 async function main(): Promise<void> {
   const backends = defaultBackends();
-  console.log(`| scenario | GPUs | candidates (pruned by bound) | site symmetries | plans covered | representative placements / placements covered | plans timed | exhaustive s | without candidate bounds s | optimum s/iter | naive, cap ${naiveCapS} s | plan s/iter, gap | plan within gap of the optimum |`);
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---|---|');
+  const out = new SectionOutput('exhaustive-reference', markdownFile);
+  out.line(`| scenario | GPUs | candidates (pruned by bound) | site symmetries | plans covered | representative placements / placements covered | plans timed | exhaustive s | without candidate bounds s | optimum s/iter | naive, cap ${naiveCapS} s | plan s/iter, gap | plan within gap of the optimum |`);
+  out.line('|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---|---|');
   try {
     for (const row of REFERENCE_ROWS) {
       const scenario = referenceScenario(row);
@@ -31,11 +35,12 @@ async function main(): Promise<void> {
       const optimumS = reduced.evaluation?.predicted.iterationTimeS ?? Infinity;
       const planS = result.evaluation?.predicted.iterationTimeS ?? Infinity;
       const within = reduced.complete && planS <= optimumS / (1 - result.bound.gap) * (1 + 1e-9) && result.bound.lowerBoundS <= optimumS * (1 + 1e-9);
-      console.log(`| ${row.name} | ${gpus} | ${count(c.candidates)} (${count(c.candidatesPrunedByBound)}) | ${c.siteSymmetries} | ${count(c.plansCovered)} | ${count(c.placementsEvaluated)} / ${count(c.placementsCovered)} | ${count(c.plansEvaluated)} | ${reduced.timeS.toFixed(2)}${reduced.complete ? '' : ' (stopped)'} | ${choiceOnlyText} | ${optimumS.toFixed(4)} | ${naiveText} | ${planS.toFixed(4)}, ${(100 * result.bound.gap).toFixed(2)}% | ${within ? 'yes' : 'NO'} (${(100 * (planS / optimumS - 1)).toFixed(2)}% above) |`);
+      out.line(`| ${row.name} | ${gpus} | ${count(c.candidates)} (${count(c.candidatesPrunedByBound)}) | ${c.siteSymmetries} | ${count(c.plansCovered)} | ${count(c.placementsEvaluated)} / ${count(c.placementsCovered)} | ${count(c.plansEvaluated)} | ${reduced.timeS.toFixed(2)}${reduced.complete ? '' : ' (stopped)'} | ${choiceOnlyText} | ${optimumS.toFixed(4)} | ${naiveText} | ${planS.toFixed(4)}, ${(100 * result.bound.gap).toFixed(2)}% | ${within ? 'yes' : 'NO'} (${(100 * (planS / optimumS - 1)).toFixed(2)}% above) |`);
     }
   } finally {
     for (const backend of backends) await backend.close?.();
   }
+  out.finish();
 }
 
 main().catch((error) => { console.error(error); process.exit(1); });

@@ -5,7 +5,8 @@
  */
 import { groupPipelines } from '../src/model/critical-group';
 import type { GroupPipeline } from '../src/model/group-pipelines';
-import { pipelineWithHopsS, roundTripFloorS, roundTripProfile } from '../src/model/pipeline';
+import { pipelineWithHopsS } from '../src/model/pipeline';
+import { roundTripFloorS, roundTripProfile } from '../src/model/pipeline-round-trip';
 import { scheduleInputsForGroup, simulateSchedule } from '../src/model/pipeline-timeline';
 import { layOutPlan, type PlanLayout } from '../src/model/placement';
 import type { PlanSpec } from '../src/model/plan-schema';

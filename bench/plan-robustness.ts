@@ -8,17 +8,16 @@
  * is at most 1% and "> limit" otherwise; the summary gives its median, 90th percentile and worst.
  * Goal: 90th percentile under 3 s, worst under 10 s.
  * Run: npm run build && node dist/bench/plan-robustness.js [scenarios, default 50] [seed, default 20261202] [--markdown FILE]
+ * (with `--markdown FILE`, the tables also go into the file's `plan-robustness` section, bench/markdown-section.ts).
  */
 import { spawnSync } from 'child_process';
 import { mkdtempSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import * as path from 'path';
+import { markdownOption, SectionOutput } from './markdown-section';
 import { realisticScenario } from './realistic-scenarios';
 
-const args = process.argv.slice(2);
-const markdownAt = args.indexOf('--markdown');
-const markdownFile = markdownAt >= 0 ? args[markdownAt + 1] : undefined;
-const positional = args.filter((_, i) => markdownAt < 0 || (i !== markdownAt && i !== markdownAt + 1));
+const { markdownFile, args: positional } = markdownOption(process.argv.slice(2));
 const count = Number(positional[0] ?? 50);
 const seed = Number(positional[1] ?? 20261202);
 const TIME_LIMIT_S = 10;
@@ -46,17 +45,15 @@ const percentile = (sorted: readonly number[], q: number): number => sorted[Math
 
 function main(): void {
   const outcomes: Outcome[] = [];
-  const lines: string[] = [];
-  const header = '| # | scenario | status | plan s/iter | proven gap | main search s | process wall s |';
-  lines.push(header, '|---:|---|---|---:|---:|---:|---:|');
-  console.log(header);
+  const out = new SectionOutput('plan-robustness', markdownFile);
+  out.line('| # | scenario | status | plan s/iter | proven gap | main search s | process wall s |');
+  out.line('|---:|---|---|---:|---:|---:|---:|');
   for (let i = 0; i < count; i++) {
     const { label, spec } = realisticScenario(seed, i);
     const outcome = { label, ...planFresh(spec, i) };
     outcomes.push(outcome);
     const line = `| ${i} | ${label} | ${outcome.status} | ${outcome.timeS?.toFixed(3) ?? '-'} | ${outcome.gap !== undefined ? `${(outcome.gap * 100).toFixed(2)}%` : '-'} | ${outcome.searchS?.toFixed(2) ?? '-'} | ${outcome.wallS.toFixed(2)} |`;
-    lines.push(line);
-    console.log(line);
+    out.line(line);
   }
   // Time to a proven 1% gap: answered scenarios only (an infeasible verdict is an answer too).
   const answered = outcomes.filter((o) => o.searchS !== undefined);
@@ -74,8 +71,8 @@ function main(): void {
     `Statuses: ${[...new Set(outcomes.map((o) => o.status))].map((s) => `${s} ${outcomes.filter((o) => o.status === s).length}`).join(', ')}; `
       + `${missed.length} of ${answered.length} answered scenarios without a proven 1% gap${missed.length ? ` (${missed.map((o) => `#${outcomes.indexOf(o)}`).join(', ')})` : ''}.`,
   ];
-  for (const line of summary) console.log(line);
-  if (markdownFile) writeFileSync(markdownFile, [...lines, ...summary, ''].join('\n'));
+  for (const line of summary) out.line(line);
+  out.finish();
 }
 
 main();

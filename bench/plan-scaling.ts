@@ -1,8 +1,9 @@
 /**
  * Planner scaling: for scenarios from 2 to 8 sites and up to ~100,000 GPUs (dense 8B-405B and a
  * DeepSeek-V3-sized MoE), the plan's iteration time, proven gap and solve time, beside the
- * exhaustive mode's time on the same space (capped) in the same run. Output: docs/benchmarks.md.
- * Run: npm run build && node dist/bench/plan-scaling.js [exhaustive cap seconds, default 60]
+ * exhaustive mode's time on the same space (capped) in the same run. With `--markdown FILE`, the
+ * table also goes into the file's `plan-scaling` section (bench/markdown-section.ts).
+ * Run: npm run build && node dist/bench/plan-scaling.js [exhaustive cap seconds, default 60] [--markdown docs/benchmarks.md]
  */
 import { execFileSync } from 'child_process';
 import { mkdtempSync } from 'fs';
@@ -13,9 +14,11 @@ import { readJsonFile, writeTextFile } from '../src/io/files';
 import { parseScenario, type Scenario } from '../src/model/scenario';
 import { exhaustiveSearch } from '../src/solve/exhaustive';
 import { defaultBackends, defaultConcurrentBackends, plan } from '../src/solve/plan';
+import { markdownOption, SectionOutput } from './markdown-section';
 import { ROWS, scenarioFor } from './plan-scaling-scenarios';
 
-const exhaustiveCapS = Number(process.argv[2] ?? 60);
+const { markdownFile, args } = markdownOption(process.argv.slice(2));
+const exhaustiveCapS = Number(args[0] ?? 60);
 const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.js');
 const scratch = mkdtempSync(path.join(tmpdir(), 'plan-scaling-'));
 
@@ -48,8 +51,9 @@ async function main(): Promise<void> {
     const file = path.join(__dirname, '..', '..', 'fixtures', `${fixture}.json`);
     await plan(parseScenario(readJsonFile(file)), { timeLimitS: 5, gap: 0.01, backends, concurrentBackends });
   }
-  console.log(`| model | sites | GPUs | link Gb/s, km | plan s/iter | proven gap | status | main search s | with baselines s | vs production | fresh CLI process: main search s, median [range] of 3 (gap) | exhaustive (cap ${exhaustiveCapS} s) | exhaustive / plan time |`);
-  console.log('|---|---:|---:|---|---:|---:|---|---:|---:|---:|---:|---|---:|');
+  const out = new SectionOutput('plan-scaling', markdownFile);
+  out.line(`| model | sites | GPUs | link Gb/s, km | plan s/iter | proven gap | status | main search s | with baselines s | vs production | fresh CLI process: main search s, median [range] of 3 (gap) | exhaustive (cap ${exhaustiveCapS} s) | exhaustive / plan time |`);
+  out.line('|---|---:|---:|---|---:|---:|---|---:|---:|---:|---:|---|---:|');
   try {
     for (const [index, row] of ROWS.entries()) {
       const scenario = scenarioFor(row);
@@ -67,11 +71,12 @@ async function main(): Promise<void> {
         ? `${exhaustive.timeS.toFixed(1)} s, optimum ${exhaustive.evaluation?.predicted.iterationTimeS.toFixed(3) ?? 'none'}`
         : `> ${exhaustiveCapS} s (stopped after ${exhaustive.plansEvaluated} plans)`;
       const ratio = exhaustive.complete ? (exhaustive.timeS / result.solver.timeS).toFixed(1) : `> ${(exhaustiveCapS / result.solver.timeS).toFixed(0)}`;
-      console.log(`| ${row.model} | ${row.sites.length} | ${gpus} | ${row.gbps}, ${row.km} | ${time?.toFixed(3) ?? 'none'} | ${(100 * result.bound.gap).toFixed(2)}% | ${result.status} | ${result.solver.timeS.toFixed(2)} | ${totalS.toFixed(2)} | ${production?.speedup ? `${production.speedup.toFixed(2)}x` : '-'} | ${cold.mainS.toFixed(2)} [${colds[0]!.mainS.toFixed(2)}-${colds[2]!.mainS.toFixed(2)}] (${(100 * cold.gap).toFixed(2)}%) | ${exhaustiveCell} | ${ratio} |`);
+      out.line(`| ${row.model} | ${row.sites.length} | ${gpus} | ${row.gbps}, ${row.km} | ${time?.toFixed(3) ?? 'none'} | ${(100 * result.bound.gap).toFixed(2)}% | ${result.status} | ${result.solver.timeS.toFixed(2)} | ${totalS.toFixed(2)} | ${production?.speedup ? `${production.speedup.toFixed(2)}x` : '-'} | ${cold.mainS.toFixed(2)} [${colds[0]!.mainS.toFixed(2)}-${colds[2]!.mainS.toFixed(2)}] (${(100 * cold.gap).toFixed(2)}%) | ${exhaustiveCell} | ${ratio} |`);
     }
   } finally {
     await Promise.all([...backends, ...concurrentBackends].map((b) => b.close()));
   }
+  out.finish();
 }
 
 void main();

@@ -3,9 +3,11 @@
  * on the fixtures that plan in seconds, the planner-scaling rows and seeded random scenarios, and
  * for deliberately unequal and cross-site plans, the closed-form pipeline phase (eq. 5.1-5.4), the
  * pipeline phase the cost model reports, and the op-by-op timeline of the same replica group.
- * Goal: the reported phase within 2% of the timeline on every returned plan. Output: docs/benchmarks.md.
+ * Goal: the reported phase within 2% of the timeline on every returned plan. Prints every group,
+ * then the summary and the critical groups above 2%; with `--markdown FILE` those two tables also go
+ * into the file's `timeline-agreement` section (bench/markdown-section.ts).
  *
- *   npm run bench:timeline            (node dist/bench/timeline-agreement.js [random scenarios, default 30] [seed, default 20261201])
+ *   npm run bench:timeline            (node dist/bench/timeline-agreement.js [random scenarios, default 30] [seed, default 20261201] [--markdown FILE])
  */
 import fc from 'fast-check';
 import * as path from 'path';
@@ -13,6 +15,7 @@ import { readJsonFile } from '../src/io/files';
 import { parseScenario, type Scenario } from '../src/model/scenario';
 import type { PlanSpec } from '../src/model/plan-schema';
 import { defaultBackends, defaultConcurrentBackends, plan } from '../src/solve/plan';
+import { markdownOption, SectionOutput } from './markdown-section';
 import { planAgreement, relativeDifference, type GroupAgreement } from './pipeline-agreement';
 import { ROWS, scenarioFor } from './plan-scaling-scenarios';
 import { smallScenarioArbitrary } from './random-scenarios';
@@ -34,10 +37,15 @@ const PLAN_FIXTURES: [string, string][] = [
 interface Row extends GroupAgreement { readonly source: string; readonly which: string; readonly timeS?: number }
 
 const pct = (x: number): string => `${(100 * x).toFixed(2)}%`;
+const signedPct = (x: number): string => `${x > 0 ? '+' : ''}${(100 * x).toFixed(1)}%`;
+const GROUPS_HEADER = [
+  '| source | plan | schedule | p | v | m | stage spread | crossings | closed form s (5.4) | floor s (5.8) | timeline s | closed - timeline | reported s | reported - timeline | plan call s |',
+  '|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|',
+];
 
-function printRow(row: Row): void {
+function groupLine(row: Row): string {
   const where = row.crossings > 0 ? `${row.crossings} crossings` : 'one site';
-  console.log(`| ${row.source} | ${row.which} | ${row.schedule} | ${row.p} | ${row.v} | ${row.m} | ${pct(row.stageSpread)} | ${where} | ${row.closedFormS.toFixed(4)} | ${row.floorS.toFixed(4)} | ${row.timelineS.toFixed(4)} | ${pct(relativeDifference(row.closedFormS, row.timelineS))} | ${row.reportedS.toFixed(4)} | ${pct(relativeDifference(row.reportedS, row.timelineS))} | ${row.timeS === undefined ? '' : row.timeS.toFixed(2)} |`);
+  return `| ${row.source} | ${row.which} | ${row.schedule} | ${row.p} | ${row.v} | ${row.m} | ${pct(row.stageSpread)} | ${where} | ${row.closedFormS.toFixed(4)} | ${row.floorS.toFixed(4)} | ${row.timelineS.toFixed(4)} | ${pct(relativeDifference(row.closedFormS, row.timelineS))} | ${row.reportedS.toFixed(4)} | ${pct(relativeDifference(row.reportedS, row.timelineS))} | ${row.timeS === undefined ? '' : row.timeS.toFixed(2)} |`;
 }
 
 /** Every plan one `plan` call returns: the main plan and the baselines'. */
@@ -50,29 +58,30 @@ async function returnedPlans(scenario: Scenario, options: Parameters<typeof plan
   return plans;
 }
 
-function summarize(label: string, rows: readonly Row[], pick: (r: Row) => number): void {
+/** One row of the summary table: how far `pick` of each group is from its op-by-op span. */
+function summaryLine(label: string, rows: readonly Row[], pick: (r: Row) => number): string[] {
   const signed = rows.map((r) => relativeDifference(pick(r), r.timelineS));
   const diffs = signed.map(Math.abs).sort((a, b) => a - b);
-  if (diffs.length === 0) return;
+  if (diffs.length === 0) return [];
   const over = diffs.filter((d) => d > 0.02).length;
-  console.log(`${label}: ${diffs.length} groups, median |difference| ${pct(diffs[Math.floor(diffs.length / 2)]!)}, largest ${pct(diffs[diffs.length - 1]!)} (from ${pct(Math.min(...signed))} to ${pct(Math.max(...signed))}), ${over} above 2%`);
+  return [`| ${label} | ${diffs.length} | ${pct(diffs[Math.floor(diffs.length / 2)]!)} | ${signedPct(Math.min(...signed))} to ${signedPct(Math.max(...signed))} | ${over} |`];
 }
 
 async function main(): Promise<void> {
-  const randomCount = Number(process.argv[2] ?? 30);
-  const seed = Number(process.argv[3] ?? 20261201);
+  const { markdownFile, args } = markdownOption(process.argv.slice(2));
+  const randomCount = Number(args[0] ?? 30);
+  const seed = Number(args[1] ?? 20261201);
   const backends = defaultBackends();
   const concurrentBackends = defaultConcurrentBackends();
   const options = { timeLimitS: 10, gap: 0.01, backends, concurrentBackends };
   const returned: Row[] = [];
   const deliberate: Row[] = [];
-  console.log('| source | plan | schedule | p | v | m | stage spread | crossings | closed form s (5.4) | floor s (5.8) | timeline s | closed - timeline | reported s | reported - timeline | plan call s |');
-  console.log('|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const line of GROUPS_HEADER) console.log(line);
   const record = (rows: Row[], source: string, which: string, scenario: Scenario, spec: PlanSpec, timeS?: number) => {
     for (const g of planAgreement(scenario, spec)) {
       const row = { ...g, source, which: g.critical ? which : `${which} (group ${g.group})`, ...(timeS === undefined ? {} : { timeS }) };
       rows.push(row);
-      printRow(row);
+      console.log(groupLine(row));
     }
   };
   try {
@@ -102,13 +111,25 @@ async function main(): Promise<void> {
     await Promise.all([...backends, ...concurrentBackends].map((b) => b.close()));
   }
   const critical = returned.filter((r) => r.critical);
-  summarize('returned plans, closed form vs timeline (critical groups)', critical, (r) => r.closedFormS);
-  summarize('returned plans, closed form vs timeline (all groups)', returned, (r) => r.closedFormS);
-  summarize('returned plans, reported vs timeline (critical groups)', critical, (r) => r.reportedS);
-  summarize('returned plans, reported vs timeline (all groups)', returned, (r) => r.reportedS);
-  summarize('main plans only, reported vs timeline (critical groups)', critical.filter((r) => r.which === 'plan'), (r) => r.reportedS);
-  summarize('hand-written plans, closed form vs timeline', deliberate, (r) => r.closedFormS);
-  summarize('hand-written plans, reported vs timeline', deliberate, (r) => r.reportedS);
+  const out = new SectionOutput('timeline-agreement', markdownFile);
+  out.line();
+  out.line('| compared with the op-by-op span | groups | median abs. difference | range | above 2% |');
+  out.line('|---|---:|---:|---:|---:|');
+  for (const line of [
+    ...summaryLine('closed form (5.4), all groups', returned, (r) => r.closedFormS),
+    ...summaryLine('closed form (5.4), the critical group of each returned plan', critical, (r) => r.closedFormS),
+    ...summaryLine('reported phase, all groups', returned, (r) => r.reportedS),
+    ...summaryLine('reported phase, the critical group of each returned plan', critical, (r) => r.reportedS),
+    ...summaryLine("reported phase, main plans' critical groups", critical.filter((r) => r.which === 'plan'), (r) => r.reportedS),
+    ...summaryLine('hand-written fixture plans, closed form', deliberate, (r) => r.closedFormS),
+    ...summaryLine('hand-written fixture plans, reported phase', deliberate, (r) => r.reportedS),
+  ]) out.line(line);
+  out.line();
+  out.line('The critical groups whose reported phase is more than 2% from the op-by-op span:');
+  out.line();
+  for (const line of GROUPS_HEADER) out.line(line);
+  for (const row of critical) if (Math.abs(relativeDifference(row.reportedS, row.timelineS)) > 0.02) out.line(groupLine(row));
+  out.finish();
 }
 
 if (require.main === module) main().catch((error) => { console.error(error); process.exit(2); });

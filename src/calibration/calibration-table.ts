@@ -4,7 +4,7 @@
  */
 import { evaluate } from '../model/evaluate';
 import { parseScenario } from '../model/scenario';
-import { modelFlopsPerIteration } from '../model/transformer';
+import { modelFlopsPerIteration } from '../model/transformer-flops';
 
 /** A published measurement with the scenario and plan that produced it. */
 export interface CalibrationRow {

@@ -3,7 +3,7 @@
  * the list checked by the tests is test/fixtures/megatron-flags.txt). Pure.
  */
 import { evaluateLayout } from '../model/evaluate';
-import { interleavedGroupSize } from '../model/pipeline';
+import { interleavedGroupSize } from '../model/pipeline-schedule-rules';
 import type { PlanLayout } from '../model/placement';
 import { megatronLayerSplit } from '../model/framework-issues';
 import { expertTpOf } from '../model/plan-schema';

@@ -10,10 +10,9 @@ import { CALIBRATION } from '../model/calibration-constants';
 import { routeLatencyS } from '../model/cross-site';
 import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
 import { allReduceS, dataParallelTier } from '../model/network';
-import {
-  chainCrossings, fillDrainS, forwardPartS, roundTripFloorS, roundTripProfile, scheduleMicrobatchProblem,
-  shortPipelineS, type ChainBoundary, type RoundTripProfile,
-} from '../model/pipeline';
+import { chainCrossings, fillDrainS, forwardPartS, shortPipelineS } from '../model/pipeline';
+import { roundTripFloorS, roundTripProfile, type ChainBoundary, type RoundTripProfile } from '../model/pipeline-round-trip';
+import { scheduleMicrobatchProblem } from '../model/pipeline-schedule-rules';
 import { isVShaped } from '../model/schedule-chain';
 import type { StageLayout } from '../model/placement';
 import { expertDataParallel, type PlanSpec } from '../model/plan-schema';

@@ -3,7 +3,7 @@
  * when dp replicas share the batch's M microbatches, and the fewest the busiest one runs. The
  * coefficients, the quick and closed-form bounds and the ring-pattern bound count with these.
  */
-import { fewestScheduleMicrobatches } from '../model/pipeline';
+import { fewestScheduleMicrobatches } from '../model/pipeline-schedule-rules';
 import { divisors, type ParallelConfig } from './search-space';
 
 /**

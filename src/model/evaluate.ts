@@ -10,14 +10,14 @@ import { criticalGroupOf, groupEnds, type Breakdown } from './critical-group';
 import { busierDirectionBytes, linkSettings } from './cross-site';
 import { dataParallelSync } from './data-parallel-sync';
 import { modelGroupPipelines, type PipelineTiming } from './group-pipelines';
-import { scheduleMicrobatchProblem } from './pipeline';
+import { scheduleMicrobatchProblem } from './pipeline-schedule-rules';
 import { layOutPlan, type PlanLayout, type ReplicaGroupLayout } from './placement';
 import type { PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
 import { stageMemory, type StageMemory } from './memory';
 import { mayNotFit, memoryInterval, timeInterval, type MemoryInterval, type TimeInterval } from './prediction-interval';
 import { stageFlops, stageTime, type StageTime } from './stage-cost';
-import { modelFlopsPerIteration } from './transformer';
+import { modelFlopsPerIteration } from './transformer-flops';
 import { tflopsToFlopPerS } from './units';
 
 export interface SiteUsage {

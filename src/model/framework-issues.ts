@@ -5,7 +5,7 @@
  * without any (docs/formulation.md §8). Pure.
  */
 import { FRAMEWORKS, capabilitiesOf, type Framework, type FrameworkCapabilities, type Support } from './framework-capabilities';
-import { interleavedGroupSize, scheduleMicrobatchProblem, zeroBubbleRoundSize } from './pipeline';
+import { interleavedGroupSize, scheduleMicrobatchProblem, zeroBubbleRoundSize } from './pipeline-schedule-rules';
 import { buildStages, defaultLayersPerStage, pipelineSplitOf, type PlanLayout, type StageLayout } from './placement';
 import { expertTpOf, type PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';

@@ -5,7 +5,9 @@
  * and, with timeline timing, the op-by-op span of the schedule.
  */
 import { addRouteLoad, emptyLoads, linkBusyS, linkSettings, routeLatencyS } from './cross-site';
-import { chainCrossings, forwardPartS, interleavedGroupSize, pipelineWithHopsS, roundTripFloorS, roundTripProfile } from './pipeline';
+import { chainCrossings, forwardPartS, pipelineWithHopsS } from './pipeline';
+import { roundTripFloorS, roundTripProfile } from './pipeline-round-trip';
+import { interleavedGroupSize } from './pipeline-schedule-rules';
 import { pipelineSpanS } from './pipeline-span';
 import type { PlanLayout } from './placement';
 import type { PlanSpec } from './plan-schema';

@@ -10,10 +10,8 @@ import type { Scenario } from './scenario';
 import { routedCopyInputBytesPerToken } from './routed-activations';
 import { microbatchesHeld } from './schedule-order';
 import { tokensPerGpu } from './stage-cost';
-import {
-  attentionParams, denseMlpParams, embeddingParams, fp8ActivationSavingBytesPerToken, fp8LinearParams, layerActivationBytesPerToken, moeMlpParams,
-  mtpActivationBytesPerToken, mtpParams, recomputedActivationBytesPerToken, scoreBytesPerToken,
-} from './transformer';
+import { fp8ActivationSavingBytesPerToken, layerActivationBytesPerToken, mtpActivationBytesPerToken, recomputedActivationBytesPerToken, scoreBytesPerToken } from './transformer-activations';
+import { attentionParams, denseMlpParams, embeddingParams, fp8LinearParams, moeMlpParams, mtpParams } from './transformer-params';
 import { BF16_BYTES, BYTES_PER_GIB } from './units';
 
 /** Parameters one GPU of a stage holds, split by how they are sharded. */

@@ -7,7 +7,8 @@
  * Qi et al. 2024: (p - 1)(F + B - W) with B = W when W <= F), ZB-H1's divided by v for torch's
  * interleaved zero-bubble schedule (eq. 5.5), (sum V - max V) for ZBV (eq. 5.6,
  * V_j = max(W_j, 2F_j - W_j) / 2) and (sum D - max D) for DualPipeV (eq. 5.7,
- * D_j = max(F_j, W_j - F_j / (p - 1)) / 2).
+ * D_j = max(F_j, W_j - F_j / (p - 1)) / 2). The microbatch counts each schedule accepts are in
+ * pipeline-schedule-rules.ts, the round-trip floor (eq. 5.8) in pipeline-round-trip.ts.
  */
 import type { PlanSpec } from './plan-schema';
 import { stageOfVirtualStage } from './schedule-chain';
@@ -22,34 +23,6 @@ export function chainCrossings(stageSite: readonly number[], plan: Pick<PlanSpec
     if (from !== to) crossings.push({ from, to, virtualStage: q });
   }
   return crossings;
-}
-
-/**
- * Megatron-LM's interleaved schedule runs microbatches in groups of N per model chunk
- * (`--microbatch-group-size-per-virtual-pipeline-stage`, default p) and refuses a last group of
- * fewer than p ("dependency bubbles"): N in [p, m] with m mod N = 0 or >= p. The smallest such N
- * (p when p divides m; it sets the warm-up, hence memory), or undefined when m < p or m is not
- * whole: then the schedule cannot run.
- */
-export function interleavedGroupSize(microbatches: number, pp: number): number | undefined {
-  if (!Number.isInteger(microbatches) || microbatches < pp) return undefined;
-  for (let n = pp; n < microbatches; n++) {
-    const last = microbatches % n;
-    if (last === 0 || last >= pp) return n;
-  }
-  return microbatches;
-}
-
-/**
- * torch.distributed.pipelining's interleaved schedules (ScheduleInterleavedZeroBubble) run
- * microbatches in rounds: max(1, floor(m / p)) rounds of m / rounds microbatches each, and refuse
- * an m the rounds do not divide. The round size (the microbatches per chunk before the next
- * chunk's turn, Megatron's N), or undefined when m is not whole or the rounds do not divide it.
- */
-export function zeroBubbleRoundSize(microbatches: number, pp: number): number | undefined {
-  if (!Number.isInteger(microbatches) || microbatches < 1) return undefined;
-  const rounds = Math.max(1, Math.floor(microbatches / pp));
-  return microbatches % rounds === 0 ? microbatches / rounds : undefined;
 }
 
 /**
@@ -105,43 +78,6 @@ export function dualPipeVShareS(stepS: number, forwardS: number, stages: number)
 export function zbvShareS(stepS: number, forwardS: number): number {
   const chunkWeightS = (stepS - forwardS) / 4;
   return Math.max(chunkWeightS, forwardS - chunkWeightS);
-}
-
-/**
- * Why a replica with `microbatches` microbatches cannot run the schedule on `pp` stages, or
- * undefined when it can (docs/cost-model.md §5): Megatron's interleaving needs m >= p; torch's
- * interleaved zero-bubble needs m >= p (below that the cost model has no closed form) and m
- * divisible by its rounds; ZBV needs m >= 2p - 1 (torch pads fewer with idle slots, which the
- * closed form does not time); DualPipeV m >= 2p (torch refuses fewer).
- */
-export function scheduleMicrobatchProblem(schedule: PlanSpec['schedule'], microbatches: number, pp: number): string | undefined {
-  if (!Number.isInteger(microbatches)) return undefined;
-  switch (schedule) {
-    case 'interleaved':
-      return interleavedGroupSize(microbatches, pp) === undefined ? `the interleaved schedule needs at least pp = ${pp} microbatches per replica` : undefined;
-    case 'interleaved-zb':
-      if (microbatches < pp) return `the interleaved zero-bubble schedule needs at least pp = ${pp} microbatches per replica`;
-      return zeroBubbleRoundSize(microbatches, pp) === undefined
-        ? `the interleaved zero-bubble schedule needs microbatches divisible by its max(1, floor(m / pp)) = ${Math.floor(microbatches / pp)} rounds`
-        : undefined;
-    case 'zbv':
-      return microbatches < 2 * pp - 1 ? `the ZBV schedule needs at least 2 x pp - 1 = ${2 * pp - 1} microbatches per replica` : undefined;
-    case 'dualpipev':
-      return microbatches < 2 * pp ? `the DualPipeV schedule needs at least 2 x pp = ${2 * pp} microbatches per replica` : undefined;
-    default:
-      return undefined;
-  }
-}
-
-/** The fewest microbatches a replica may run under the schedule: pp for the interleaved ones, 2pp - 1 for ZBV, 2pp for DualPipeV, else 1. */
-export function fewestScheduleMicrobatches(schedule: PlanSpec['schedule'], pp: number): number {
-  switch (schedule) {
-    case 'interleaved':
-    case 'interleaved-zb': return pp;
-    case 'zbv': return 2 * pp - 1;
-    case 'dualpipev': return 2 * pp;
-    default: return 1;
-  }
 }
 
 /**
@@ -246,115 +182,6 @@ export function exposedSyncS(plan: Pick<PlanSpec, 'zero'>, overlap: boolean, syn
   return Math.max(0, syncS / 2 - backwardWindowS) + Math.max(0, syncS / 2 - forwardWindowS);
 }
 
-/** A cross-site boundary of the chain: virtual stage q sends to q + 1, each way, taking the link step and then the latency. */
-export interface ChainBoundary { readonly virtualStage: number; readonly latencyS: number; readonly stepS: number }
-
-/**
- * What eq. 5.8 needs of one replica's 1F1B or ZB-H1 pipeline: per stage its forward, the
- * backward pass the chain waits for (all of it for 1F1B, ZB-H1's input-gradient half B) and
- * ZB-H1's weight-gradient pass W; per boundary q (stage q to q + 1) the link step plus latency
- * of a crossing there (0 inside a site).
- */
-export interface RoundTripProfile {
-  readonly forwardS: readonly number[];
-  readonly backS: readonly number[];
-  readonly weightS: readonly number[];
-  readonly crossS: readonly number[];
-}
-
-/**
- * Eq. 5.8's profile for 1F1B and ZB-H1 (one chunk per stage), undefined for the other schedules
- * (no floor). Each entry is non-decreasing in the stage times, link steps and latencies.
- */
-export function roundTripProfile(
-  stepS: readonly number[], forwardS: readonly number[], plan: Pick<PlanSpec, 'schedule' | 'virtualStages'>, boundaries: readonly ChainBoundary[],
-): RoundTripProfile | undefined {
-  if ((plan.schedule !== '1f1b' && plan.schedule !== 'zb-h1') || plan.virtualStages !== 1) return undefined;
-  const split = plan.schedule === 'zb-h1';
-  const backS = stepS.map((step, j) => (split ? (step - forwardS[j]!) / 2 : step - forwardS[j]!));
-  const crossS = new Array<number>(Math.max(0, stepS.length - 1)).fill(0);
-  for (const b of boundaries) if (b.virtualStage < crossS.length) crossS[b.virtualStage]! += b.latencyS + b.stepS;
-  return { forwardS: [...forwardS], backS, weightS: split ? backS : backS.map(() => 0), crossS };
-}
-
-/**
- * Eq. 5.8, a lower bound on the op-by-op span of m microbatches (test/timeline-agreement.test.ts),
- * from chains of the schedule's own precedences. Stage j of p holds n = p - j microbatches: its
- * order runs F(i + n) after B(i) (ZB-H1: and after W(i - j) when i >= j), and stage k >= j runs
- * B(l) right after F(l + p - k - 1). So B_j(i + d), d = k - j + 1, ends at least a window
- * (forwards and backwards of stages j..k, and each crossing between them twice) after B_j(i), for
- * i + n <= m - 1. B_j(0) ends no earlier than the forward fill to j and one round trip through
- * every later stage and crossing; after the chain's last B_j(T d), stage j still runs its other
- * backwards and forwards (and weight passes), and after its last backward the stages before it
- * drain (ZB-H1: stage 0 ends with a W; stage j itself runs min(m, j + 1) more Ws). The floor is the
- * largest over (j, k). With k = j = p - 1 it is eq. 5.1 for equal stages; a crossing's round
- * trip stretches every window across it. Non-decreasing in every time; 0 without a profile.
- */
-export function roundTripFloorS(profile: RoundTripProfile | undefined, microbatches: number): number {
-  if (!profile || microbatches < 1) return 0;
-  const { forwardS: f, backS: b, weightS: w, crossS: x } = profile;
-  const p = f.length;
-  const m = microbatches;
-  // Prefix sums: stage s in [0, j) and boundary q in [0, j).
-  const pre = (values: readonly number[]) => { const out = [0]; values.forEach((v, i) => out.push(out[i]! + v)); return out; };
-  const F = pre(f);
-  const B = pre(b);
-  const X = pre(x);
-  const stage0WeightS = w[0] ?? 0;
-  let floorS = 0;
-  for (let j = 0; j < p; j++) {
-    const n = p - j;
-    const fillS = F[j]! + X[j]!;
-    const drainS = B[j]! + X[j]! + stage0WeightS;
-    const firstBackwardEndS = fillS + (F[p]! - F[j]!) + (B[p]! - B[j]!) + 2 * (X[p - 1]! - X[j]!);
-    const tailS = Math.max(drainS, Math.min(m, j + 1) * w[j]!);
-    for (let k = j; k < p; k++) {
-      const d = k - j + 1;
-      const windowS = (F[k + 1]! - F[j]!) + (B[k + 1]! - B[j]!) + 2 * (X[k]! - X[j]!);
-      const steps = m - 1 >= n ? Math.floor((m - 1 - n) / d) + 1 : 0;
-      const last = steps * d;
-      const stepWeightsS = (steps - Math.min(steps, Math.ceil(j / d))) * w[j]!;
-      const chainEndS = firstBackwardEndS + steps * windowS + stepWeightsS;
-      // Stage j's ops between B(last) and B(m - 1): backwards, forwards from F(last + n), Ws from W(last - j).
-      const betweenS = (m - 1 - last) * b[j]! + Math.max(0, m - last - n) * f[j]! + Math.max(0, m - 1 - j - Math.max(last - j, 0)) * w[j]!;
-      floorS = Math.max(floorS, chainEndS + betweenS + tailS);
-    }
-    if (x.slice(j, j + MIXED_CHAIN_WINDOW - 1).some((cross) => cross > 0)) {
-      floorS = Math.max(floorS, mixedChainEndS(profile, j, m, firstBackwardEndS) + tailS);
-    }
-  }
-  return floorS;
-}
-
-/** Longest window (stages j..k) a mixed chain takes: few microbatches share a crossing's round trip beyond it. */
-const MIXED_CHAIN_WINDOW = 8;
-
-/**
- * Eq. 5.8's mixed chain on stage j, for stages up to MIXED_CHAIN_WINDOW - 1 before a crossing:
- * the end of B_j(i) is at least that of B_j(i - 1) plus the stage's own ops between them (its
- * forward F(i - 1 + n) while there is one, ZB-H1's W(i - 1 - j) once i - 1 >= j, and B itself),
- * and at least that of B_j(i - d) plus the window of stages j..j + d - 1 (as in the single
- * chains), so a chain may wait for the crossing while the stage has little else to do and run
- * at its own pace later. O(m x MIXED_CHAIN_WINDOW) per stage.
- */
-function mixedChainEndS(profile: RoundTripProfile, j: number, m: number, firstBackwardEndS: number): number {
-  const { forwardS: f, backS: b, weightS: w, crossS: x } = profile;
-  const p = f.length;
-  const n = p - j;
-  const longest = Math.min(MIXED_CHAIN_WINDOW, p - j);
-  // windowS[d]: forwards and backwards of stages j..j + d - 1 and each crossing between them twice.
-  const windowS = [0];
-  for (let d = 1; d <= longest; d++) windowS.push(windowS[d - 1]! + f[j + d - 1]! + b[j + d - 1]! + (d > 1 ? 2 * x[j + d - 2]! : 0));
-  const end = [firstBackwardEndS];
-  for (let i = 1; i < m; i++) {
-    const previous = i - 1;
-    let e = end[previous]! + (previous + n <= m - 1 ? f[j]! : 0) + (previous >= j ? w[j]! : 0) + b[j]!;
-    for (let d = 2; d <= Math.min(longest, i); d++) {
-      const from = i - d;
-      if (from + n > m - 1) continue;
-      e = Math.max(e, end[from]! + (from >= j ? w[j]! : 0) + windowS[d]!);
-    }
-    end.push(e);
-  }
-  return end[m - 1]!;
-}
+// Re-exported for the callers that read a schedule's timing and its rules together.
+export { fewestScheduleMicrobatches, interleavedGroupSize, scheduleMicrobatchProblem, zeroBubbleRoundSize } from './pipeline-schedule-rules';
+export { roundTripFloorS, roundTripProfile, type ChainBoundary, type RoundTripProfile } from './pipeline-round-trip';

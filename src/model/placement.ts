@@ -7,7 +7,7 @@
 import { planSchema, type PipelineSplitSpec, type PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
 import { isChunked, isVShaped, outputStageOf, stageOfVirtualStage } from './schedule-chain';
-import { isMoeLayer } from './transformer';
+import { isMoeLayer } from './transformer-params';
 import { ScenarioValidationError, issuesFromZod, type InputIssue } from './validation-error';
 
 /** One pipeline stage: the same layers in every replica. */

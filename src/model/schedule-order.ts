@@ -6,7 +6,7 @@
  * the closed form {@link microbatchesHeld} equals the walk of {@link stageOrder} by
  * {@link peakMicrobatchesHeld} (test/schedule-order.test.ts; docs/cost-model.md §5-6). Pure.
  */
-import { interleavedGroupSize, zeroBubbleRoundSize } from './pipeline';
+import { interleavedGroupSize, zeroBubbleRoundSize } from './pipeline-schedule-rules';
 import type { Schedule } from './plan-schema';
 
 export type PipelineOpKind = 'forward' | 'backward' | 'weight';

@@ -9,10 +9,9 @@ import { allReduceS, scaleOutTier, tierForGroup } from './network';
 import type { StageLayout } from './placement';
 import { expertTpOf, recomputeModulesOf, type PlanSpec } from './plan-schema';
 import type { Scenario, Site } from './scenario';
-import {
-  attentionCoreFlopsPerToken, attentionProjectionFlopsPerToken, attentionWidths, expertParams, fp8CastElementsPerToken, logitFlopsPerToken, mlpFlopsPerToken, mtpLinearFlopsPerToken,
-  recomputedGemmFlopsPerToken, recomputedKernelBytesPerToken, routerFlopsPerToken,
-} from './transformer';
+import { recomputedKernelBytesPerToken } from './transformer-activations';
+import { attentionCoreFlopsPerToken, attentionProjectionFlopsPerToken, fp8CastElementsPerToken, logitFlopsPerToken, mlpFlopsPerToken, mtpLinearFlopsPerToken, recomputedGemmFlopsPerToken, routerFlopsPerToken } from './transformer-flops';
+import { attentionWidths, expertParams } from './transformer-params';
 import { BF16_BYTES, gBpsToBytesPerS, tflopsToFlopPerS } from './units';
 
 /**

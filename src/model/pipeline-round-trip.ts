@@ -1,0 +1,119 @@
+/**
+ * The round-trip floor of a replica's pipeline (docs/cost-model.md §5): how long its chain's
+ * cross-site boundaries keep a microbatch away, which no schedule can hide when few
+ * microbatches share each crossing (eq. 5.8).
+ */
+import type { PlanSpec } from './plan-schema';
+
+/** A cross-site boundary of the chain: virtual stage q sends to q + 1, each way, taking the link step and then the latency. */
+export interface ChainBoundary { readonly virtualStage: number; readonly latencyS: number; readonly stepS: number }
+
+/**
+ * What eq. 5.8 needs of one replica's 1F1B or ZB-H1 pipeline: per stage its forward, the
+ * backward pass the chain waits for (all of it for 1F1B, ZB-H1's input-gradient half B) and
+ * ZB-H1's weight-gradient pass W; per boundary q (stage q to q + 1) the link step plus latency
+ * of a crossing there (0 inside a site).
+ */
+export interface RoundTripProfile {
+  readonly forwardS: readonly number[];
+  readonly backS: readonly number[];
+  readonly weightS: readonly number[];
+  readonly crossS: readonly number[];
+}
+
+/**
+ * Eq. 5.8's profile for 1F1B and ZB-H1 (one chunk per stage), undefined for the other schedules
+ * (no floor). Each entry is non-decreasing in the stage times, link steps and latencies.
+ */
+export function roundTripProfile(
+  stepS: readonly number[], forwardS: readonly number[], plan: Pick<PlanSpec, 'schedule' | 'virtualStages'>, boundaries: readonly ChainBoundary[],
+): RoundTripProfile | undefined {
+  if ((plan.schedule !== '1f1b' && plan.schedule !== 'zb-h1') || plan.virtualStages !== 1) return undefined;
+  const split = plan.schedule === 'zb-h1';
+  const backS = stepS.map((step, j) => (split ? (step - forwardS[j]!) / 2 : step - forwardS[j]!));
+  const crossS = new Array<number>(Math.max(0, stepS.length - 1)).fill(0);
+  for (const b of boundaries) if (b.virtualStage < crossS.length) crossS[b.virtualStage]! += b.latencyS + b.stepS;
+  return { forwardS: [...forwardS], backS, weightS: split ? backS : backS.map(() => 0), crossS };
+}
+
+/**
+ * Eq. 5.8, a lower bound on the op-by-op span of m microbatches (test/timeline-agreement.test.ts),
+ * from chains of the schedule's own precedences. Stage j of p holds n = p - j microbatches: its
+ * order runs F(i + n) after B(i) (ZB-H1: and after W(i - j) when i >= j), and stage k >= j runs
+ * B(l) right after F(l + p - k - 1). So B_j(i + d), d = k - j + 1, ends at least a window
+ * (forwards and backwards of stages j..k, and each crossing between them twice) after B_j(i), for
+ * i + n <= m - 1. B_j(0) ends no earlier than the forward fill to j and one round trip through
+ * every later stage and crossing; after the chain's last B_j(T d), stage j still runs its other
+ * backwards and forwards (and weight passes), and after its last backward the stages before it
+ * drain (ZB-H1: stage 0 ends with a W; stage j itself runs min(m, j + 1) more Ws). The floor is the
+ * largest over (j, k). With k = j = p - 1 it is eq. 5.1 for equal stages; a crossing's round
+ * trip stretches every window across it. Non-decreasing in every time; 0 without a profile.
+ */
+export function roundTripFloorS(profile: RoundTripProfile | undefined, microbatches: number): number {
+  if (!profile || microbatches < 1) return 0;
+  const { forwardS: f, backS: b, weightS: w, crossS: x } = profile;
+  const p = f.length;
+  const m = microbatches;
+  // Prefix sums: stage s in [0, j) and boundary q in [0, j).
+  const pre = (values: readonly number[]) => { const out = [0]; values.forEach((v, i) => out.push(out[i]! + v)); return out; };
+  const F = pre(f);
+  const B = pre(b);
+  const X = pre(x);
+  const stage0WeightS = w[0] ?? 0;
+  let floorS = 0;
+  for (let j = 0; j < p; j++) {
+    const n = p - j;
+    const fillS = F[j]! + X[j]!;
+    const drainS = B[j]! + X[j]! + stage0WeightS;
+    const firstBackwardEndS = fillS + (F[p]! - F[j]!) + (B[p]! - B[j]!) + 2 * (X[p - 1]! - X[j]!);
+    const tailS = Math.max(drainS, Math.min(m, j + 1) * w[j]!);
+    for (let k = j; k < p; k++) {
+      const d = k - j + 1;
+      const windowS = (F[k + 1]! - F[j]!) + (B[k + 1]! - B[j]!) + 2 * (X[k]! - X[j]!);
+      const steps = m - 1 >= n ? Math.floor((m - 1 - n) / d) + 1 : 0;
+      const last = steps * d;
+      const stepWeightsS = (steps - Math.min(steps, Math.ceil(j / d))) * w[j]!;
+      const chainEndS = firstBackwardEndS + steps * windowS + stepWeightsS;
+      // Stage j's ops between B(last) and B(m - 1): backwards, forwards from F(last + n), Ws from W(last - j).
+      const betweenS = (m - 1 - last) * b[j]! + Math.max(0, m - last - n) * f[j]! + Math.max(0, m - 1 - j - Math.max(last - j, 0)) * w[j]!;
+      floorS = Math.max(floorS, chainEndS + betweenS + tailS);
+    }
+    if (x.slice(j, j + MIXED_CHAIN_WINDOW - 1).some((cross) => cross > 0)) {
+      floorS = Math.max(floorS, mixedChainEndS(profile, j, m, firstBackwardEndS) + tailS);
+    }
+  }
+  return floorS;
+}
+
+/** Longest window (stages j..k) a mixed chain takes: few microbatches share a crossing's round trip beyond it. */
+const MIXED_CHAIN_WINDOW = 8;
+
+/**
+ * Eq. 5.8's mixed chain on stage j, for stages up to MIXED_CHAIN_WINDOW - 1 before a crossing:
+ * the end of B_j(i) is at least that of B_j(i - 1) plus the stage's own ops between them (its
+ * forward F(i - 1 + n) while there is one, ZB-H1's W(i - 1 - j) once i - 1 >= j, and B itself),
+ * and at least that of B_j(i - d) plus the window of stages j..j + d - 1 (as in the single
+ * chains), so a chain may wait for the crossing while the stage has little else to do and run
+ * at its own pace later. O(m x MIXED_CHAIN_WINDOW) per stage.
+ */
+function mixedChainEndS(profile: RoundTripProfile, j: number, m: number, firstBackwardEndS: number): number {
+  const { forwardS: f, backS: b, weightS: w, crossS: x } = profile;
+  const p = f.length;
+  const n = p - j;
+  const longest = Math.min(MIXED_CHAIN_WINDOW, p - j);
+  // windowS[d]: forwards and backwards of stages j..j + d - 1 and each crossing between them twice.
+  const windowS = [0];
+  for (let d = 1; d <= longest; d++) windowS.push(windowS[d - 1]! + f[j + d - 1]! + b[j + d - 1]! + (d > 1 ? 2 * x[j + d - 2]! : 0));
+  const end = [firstBackwardEndS];
+  for (let i = 1; i < m; i++) {
+    const previous = i - 1;
+    let e = end[previous]! + (previous + n <= m - 1 ? f[j]! : 0) + (previous >= j ? w[j]! : 0) + b[j]!;
+    for (let d = 2; d <= Math.min(longest, i); d++) {
+      const from = i - d;
+      if (from + n > m - 1) continue;
+      e = Math.max(e, end[from]! + (from >= j ? w[j]! : 0) + windowS[d]!);
+    }
+    end.push(e);
+  }
+  return end[m - 1]!;
+}

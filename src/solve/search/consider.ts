@@ -1,0 +1,61 @@
+/**
+ * How every phase offers a plan to the incumbent: screened by the closed-form timing, given its
+ * network settings by the post-solver, checked against the framework, then timed op by op.
+ */
+import { frameworkIssues } from '../../model/framework-issues';
+import { evaluateLayout, type Evaluation } from '../../model/evaluate';
+import { layOutPlan } from '../../model/placement';
+import type { PlanSpec } from '../../model/plan-schema';
+import { chooseNetworkSettings } from '../network-post-solver';
+import type { SearchState } from './state';
+
+/**
+ * Keeps a plan if it beats the incumbent. `evaluation`, if given, and every screen here use the
+ * closed-form pipeline timing, a lower bound on the cost model's time (docs/cost-model.md §5):
+ * only a plan whose closed form beats the incumbent is timed op by op (`timed`), and the
+ * incumbent holds the cost model's own evaluation.
+ */
+export function consider(state: SearchState, plan: PlanSpec, engine: string, evaluation?: Evaluation): void {
+  const { scenario, options, framework } = state;
+  const asGiven = evaluation ?? evaluateLayout(scenario, layOutPlan(scenario, plan), 'closed-form');
+  if (!asGiven.fitsResources) return; // network settings change no memory, GPU count or batch
+  let result = { plan, evaluation: asGiven };
+  if (!options.restriction.defaultNetworkOnly && scenario.links.length > 0) {
+    // Network settings change only the cross-site time and the gradient sync: a plan that could
+    // not beat the incumbent even with both at zero is not worth the post-solver's evaluations.
+    const bestCaseS = networkBestCaseS(asGiven);
+    if (state.incumbent && bestCaseS >= state.incumbent.evaluation.predicted.iterationTimeS) return;
+    // Nor is one that would miss the required iteration time even then.
+    if (bestCaseS > state.requiredS) return;
+    result = chooseNetworkSettings(scenario, plan, 'closed-form');
+  }
+  if (!result.evaluation.fits) return;
+  if (state.incumbent && result.evaluation.predicted.iterationTimeS >= state.incumbent.evaluation.predicted.iterationTimeS) return;
+  // In a framework's space the configurations and microbatch counts are its own already; what is
+  // left is per placement (ranks of two sites on one node): such a plan is not kept.
+  if (framework !== undefined && frameworkIssues(framework, scenario, layOutPlan(scenario, result.plan)).length > 0) { state.frameworkRejects++; return; }
+  const timed = evaluateLayout(scenario, layOutPlan(scenario, result.plan));
+  if (!timed.fits) return;
+  if (!state.incumbent || timed.predicted.iterationTimeS < state.incumbent.evaluation.predicted.iterationTimeS) {
+    state.incumbent = { plan: result.plan, evaluation: timed, engine };
+  }
+}
+
+/**
+ * Considers plans in order of the least time the network post-solver could give them (their
+ * time less cross-site and sync time), so that the first good one lets the rest skip it.
+ */
+export function considerBestFirst(state: SearchState, plans: readonly PlanSpec[], engine: string): void {
+  const { scenario } = state;
+  const withTimes = plans.map((plan) => {
+    const evaluation = evaluateLayout(scenario, layOutPlan(scenario, plan), 'closed-form');
+    return { plan, evaluation, bestCaseS: networkBestCaseS(evaluation) };
+  }).filter((p) => p.evaluation.fitsResources).sort((a, b) => a.bestCaseS - b.bestCaseS);
+  for (const p of withTimes) consider(state, p.plan, engine, p.evaluation);
+}
+
+/** The least time network settings could give a plan: they change only its cross-site time and its gradient sync. */
+function networkBestCaseS(evaluation: Evaluation): number {
+  const { crossSiteS, dpExposedS } = evaluation.predicted.breakdown;
+  return evaluation.predicted.iterationTimeS - Math.max(0, crossSiteS) - Math.max(0, dpExposedS);
+}

@@ -1,0 +1,47 @@
+/**
+ * Phase 1 of the search: the candidates of the restricted space, each with its quick bound
+ * (docs/formulation.md §4, steps 1-2), and the state every later phase shares.
+ */
+import { scenarioForSpace } from '../../formulation/search-space';
+import type { Scenario } from '../../model/scenario';
+import { enumerateCandidates } from '../candidates';
+import type { SearchState } from './state';
+import type { SearchOptions } from './types';
+
+/** Starts the search: its clock, its candidates and their quick bounds, and the memory reason if any candidate has one. */
+export function enumeratePhase(given: Scenario, options: SearchOptions): SearchState {
+  const startedMs = Date.now();
+  // A framework's space (docs/formulation.md §8) also leaves out network settings it cannot apply.
+  const scenario = scenarioForSpace(given, options.restriction);
+  const candidates = enumerateCandidates(scenario, options.restriction);
+  const state: SearchState = {
+    scenario,
+    options,
+    framework: options.restriction.framework,
+    startedMs,
+    deadlineMs: startedMs + options.timeLimitS * 1000,
+    // The required iteration time, with room for rounding: no plan slower than it fits.
+    requiredS: (scenario.training.maxIterationTimeS ?? Infinity) * (1 + 1e-9),
+    candidates,
+    bounds: candidates.map((c) => c.quickBoundS),
+    incumbent: undefined,
+    greedyByCandidate: new Map(),
+    reasons: new Map(),
+    faults: [],
+    fallbacksUsed: new Set(),
+    faultCounts: new Map(),
+    mipsSolved: 0,
+    pruned: 0,
+    frameworkRejects: 0,
+    timedOut: false,
+    polishedS: 0,
+    lastReportMs: 0,
+  };
+  const memoryBound = candidates.filter((c) => c.memoryNeedGiB !== undefined);
+  if (memoryBound.length > 0) {
+    const leanest = Math.min(...memoryBound.map((c) => c.memoryNeedGiB!));
+    const largest = Math.max(...scenario.sites.map((s) => s.gpu.memoryGiB));
+    state.reasons.set(`does not fit GPU memory even with one microbatch in flight: the leanest needs ${leanest.toFixed(1)} GiB per GPU, the largest GPU has ${largest}`, memoryBound.length);
+  }
+  return state;
+}

@@ -1,0 +1,75 @@
+/**
+ * Phase 3 of the search: the refined closed-form bound of every candidate the quick bound cannot
+ * prune (docs/formulation.md §4, step 3: outer, capacity, forced spanning, ZeRO-3 gathers, layout
+ * capacity; milliseconds each), so that most candidates never need a MIP and those left unsolved
+ * hold the global bound at their refined bound. The ring-pattern bound (step 3(d)) waits until a
+ * candidate comes up for its MIP (liftByRingPattern).
+ */
+import { batchTooSmallForReplicas, capacityLowerBound } from '../../formulation/capacity-bound';
+import { forcedSpanningLowerBound, outerLowerBound, zero3GatherLowerBound } from '../../formulation/closed-form-bounds';
+import type { ConfigCoefficients } from '../../formulation/coefficients';
+import { layoutCapacityLowerBound } from '../../formulation/layout-capacity-bound';
+import { ringPatternSearch, type RingPattern } from '../../formulation/ring-pattern-bound';
+import { haveFirstFit, tally, threshold, type SearchState } from './state';
+
+const BATCH_SPLIT_REASON = 'the batch cannot be shared by dp replicas (each runs at least one microbatch, at least pp with the interleaved schedule)';
+
+/** What the refine phase leaves for the MIPs. */
+export interface Refined {
+  /** Candidates still below the threshold after their refined bound: index -> coefficients, in candidate order (the MIP queue takes each out as its MIP starts). */
+  readonly coefficients: Map<number, ConfigCoefficients>;
+  /** Candidates after the phase's break, pruned by the sorted quick bound (0 when the time limit stopped it). */
+  readonly unrefined: number;
+}
+
+/** Refines the bounds of the candidates in order until the quick bound prunes the rest. `seeded`: coefficients computed by the seed phase. */
+export function refineBounds(state: SearchState, seeded: Map<number, ConfigCoefficients>): Refined {
+  const { candidates, bounds, reasons, scenario } = state;
+  const refined = new Map<number, ConfigCoefficients>();
+  const siteGpus = scenario.sites.map((site) => site.gpus);
+  let index = 0;
+  for (; index < candidates.length; index++) {
+    const candidate = candidates[index]!;
+    if (candidate.quickBoundS >= threshold(state)) break; // sorted: every later candidate is pruned too
+    if (haveFirstFit(state)) break;
+    if (Date.now() >= state.deadlineMs) { state.timedOut = true; break; }
+    const coefficients = seeded.get(index) ?? candidate.coefficients();
+    seeded.delete(index);
+    let bound = Math.max(candidate.quickBoundS, outerLowerBound(coefficients, candidate.quickBoundS),
+      capacityLowerBound(coefficients, siteGpus), forcedSpanningLowerBound(coefficients, siteGpus, candidate.quickBoundS));
+    // In a framework's space, ZeRO-3's per-microbatch weight gathers floor the candidate too (torchtitan's
+    // FSDP2); the framework-free space keeps today's bounds bit for bit (test/candidates-equivalence).
+    if (state.framework !== undefined) bound = Math.max(bound, zero3GatherLowerBound(coefficients));
+    // The layout LP (step 3(e)) solves a few small LPs: only for candidates the closed forms keep.
+    if (bound < threshold(state)) bound = Math.max(bound, layoutCapacityLowerBound(coefficients, siteGpus, bound));
+    if (!Number.isFinite(bound)) {
+      bounds[index] = Infinity;
+      tally(reasons, !coefficients.layouts.some((l) => l.fittingMicrobatches.length > 0) ? 'no replica layout fits in GPU memory'
+        : batchTooSmallForReplicas(coefficients) ? BATCH_SPLIT_REASON
+          : 'its replicas cannot fit the sites\' GPUs and carry the batch with microbatch counts that fit memory');
+      continue;
+    }
+    bounds[index] = Math.max(bounds[index]!, bound);
+    if (bound >= threshold(state)) { state.pruned++; continue; }
+    refined.set(index, coefficients);
+  }
+  const unrefined = state.timedOut ? 0 : Math.max(0, candidates.length - index);
+  // Candidates whose quick bound is infinite without a memory reason cannot share the batch.
+  for (let j = index; j < candidates.length; j++) {
+    if (!Number.isFinite(candidates[j]!.quickBoundS) && candidates[j]!.memoryNeedGiB === undefined) tally(reasons, BATCH_SPLIT_REASON);
+  }
+  return { coefficients: refined, unrefined };
+}
+
+/**
+ * The ring-pattern bound (§4, step 3(d)) of candidate i, taken when it comes up for its MIP: it
+ * searches the class hostings (milliseconds to a tenth of a second on four sites), so it waits
+ * until the incumbent is as good as it gets before that candidate.
+ */
+export function liftByRingPattern(state: SearchState, i: number, coefficients: ConfigCoefficients): RingPattern {
+  const siteGpus = state.scenario.sites.map((site) => site.gpus);
+  const pattern = ringPatternSearch(state.scenario, coefficients, siteGpus, state.candidates[i]!.quickBoundS);
+  if (pattern.boundS === Infinity) tally(state.reasons, 'no hosting of its stage classes by the sites fits the GPUs');
+  state.bounds[i] = Math.max(state.bounds[i]!, pattern.boundS);
+  return pattern;
+}
