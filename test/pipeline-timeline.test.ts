@@ -106,7 +106,7 @@ describe('closed form against the simulation (property tests)', () => {
     }), { numRuns: 300 });
   });
 
-  it('uneven stages (lighter or heavier ends, +-5% jitter, two sites up to 2x apart): the closed form is never optimistic', () => {
+  it('uneven stages (lighter or heavier ends, +-5% jitter, two sites up to 2x apart): the closed form is never optimistic (DualPipeV: by at most 0.5%)', () => {
     const stageTimes = (p: number, kind: number, a: number, c: number, cut: number, jitter: readonly number[]) => Array.from({ length: p }, (_, j) => {
       if (kind === 0) return j === 0 ? a : j === p - 1 ? c : 1;
       if (kind === 1) return 1 + 0.05 * jitter[j % jitter.length]!;
@@ -118,9 +118,11 @@ describe('closed form against the simulation (property tests)', () => {
       ({ schedule, p, v, m, forwardShare }, kind, a, c, cut, jitter) => {
         const steps = stageTimes(p, kind, a, kind === 0 ? Math.min(1.15, Math.max(0.85, c)) : c, cut, jitter);
         const { error } = bothSpans(schedule, v, m, steps.map((s) => s * forwardShare), steps.map((s) => s * (1 - forwardShare)));
-        // Float rounding only: the simulation sums some hundred op times (DualPipeV, p 4, m 8 on two
-        // sites came out 1.00000008e-9 below it).
-        expect(error).toBeGreaterThan(-1e-8);
+        // Float rounding only: the simulation sums some hundred op times. DualPipeV is the exception:
+        // on two tiers of stages (the heavier first) with a forward share near 0.23-0.27 its closed form
+        // comes out up to 0.24% below the span (worst of 40,000 random cases: p 6, m 15); the reported
+        // phase is the larger of the two, so it is the span there (docs/cost-model.md §5).
+        expect(error).toBeGreaterThan(schedule === 'dualpipev' ? -5e-3 : -1e-8);
       },
     ), { numRuns: 300 });
   });
