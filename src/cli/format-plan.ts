@@ -3,15 +3,22 @@ import type { Scenario } from '../index';
 import { FRAMEWORKS, capabilitiesOf, type Framework } from '../model/framework-capabilities';
 import type { ExhaustiveCoverage, PlanResult } from '../solve/plan-result';
 import { timeInterval } from '../model/prediction-interval';
+import { planSpecCost } from '../model/prices';
+import { formatCost } from './format-cost';
 import { formatEvaluation, intervalText } from './format-evaluation';
 import { formatScheduleSummary, formatSiteMap } from './format-site-map';
 
-/** The JSON printed by `plan --json`; `plan` is accepted verbatim by `evaluate --plan`. */
-export function planResultJson(result: PlanResult) {
+/**
+ * The JSON printed by `plan --json`; `plan` is accepted verbatim by `evaluate --plan`. With a
+ * priced scenario, `cost` (docs/cost-model.md §8) follows `predicted`.
+ */
+export function planResultJson(result: PlanResult, scenario?: Scenario) {
+  const cost = scenario && result.plan && result.evaluation ? planSpecCost(scenario, result.plan, result.evaluation) : undefined;
   return {
     status: result.status,
     plan: result.plan ?? null,
     predicted: result.evaluation?.predicted ?? null,
+    ...(cost ? { cost } : {}),
     fits: result.evaluation?.fits ?? false,
     // Fits, but a site's peak memory lies within the memory interval of its capacity.
     mayNotFit: result.evaluation?.mayNotFit ?? false,
@@ -80,6 +87,8 @@ export function formatPlanResult(scenario: Scenario, result: PlanResult): string
   lines.push(formatSiteMap(scenario, result.evaluation));
   lines.push('');
   lines.push(formatEvaluation(scenario, result.evaluation));
+  const cost = planSpecCost(scenario, result.plan, result.evaluation);
+  if (cost) lines.push('', formatCost(scenario, cost));
   if (result.plan.network && result.plan.network.length > 0) {
     lines.push('');
     lines.push('Network settings');

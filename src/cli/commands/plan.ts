@@ -50,7 +50,7 @@ async function planWithConstants(scenario: Scenario, args: PlanArgs, output: Out
   let diagnosis: Diagnosis | undefined;
   if (result.status === 'infeasible' && (args.diagnose ?? true)) diagnosis = await diagnose(scenario, { reSolveTimeLimitS: Math.min(3, args.timeLimit / 3) });
   if (args.json) {
-    output.out(JSON.stringify({ ...planResultJson(result), ...(diagnosis ? { diagnosis: diagnosisJson(diagnosis) } : {}), ...(calibration ? { calibration: calibrationJson(calibration) } : {}) }, null, 2));
+    output.out(JSON.stringify({ ...planResultJson(result, scenario), ...(diagnosis ? { diagnosis: diagnosisJson(diagnosis) } : {}), ...(calibration ? { calibration: calibrationJson(calibration) } : {}) }, null, 2));
   } else {
     output.out(formatPlanResult(scenario, result) + (diagnosis ? `
 
