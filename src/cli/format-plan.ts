@@ -60,7 +60,8 @@ export function formatFrameworkLine(result: Pick<PlanResult, 'framework' | 'fram
 
 const seconds = (s: number): string => (Number.isFinite(s) ? `${s.toFixed(3)} s` : 'none');
 
-export function formatPlanResult(scenario: Scenario, result: PlanResult): string {
+/** With `boundLine`, that line replaces the bound line (the cost objective states its own bound). */
+export function formatPlanResult(scenario: Scenario, result: PlanResult, boundLine?: string): string {
   const lines: string[] = [];
   const solver = result.solver;
   const how = `${solver.engine}; ${solver.timeS.toFixed(2)} s; ${solver.mipsSolved} MIPs, ${solver.pruned} of ${solver.candidates} candidates pruned by bounds${solver.timedOut ? '; stopped at the time limit' : ''}`;
@@ -79,7 +80,7 @@ export function formatPlanResult(scenario: Scenario, result: PlanResult): string
   }
   const bound = result.bound;
   const space = result.framework === undefined ? 'the search space' : `${labelOf(result.framework)}'s search space`;
-  lines.push(`Bound: every plan in ${space} takes at least ${seconds(bound.lowerBoundS)}; gap ${(100 * bound.gap).toFixed(2)}%${bound.proven ? ' (proven)' : ' (not proven)'}`);
+  lines.push(boundLine ?? `Bound: every plan in ${space} takes at least ${seconds(bound.lowerBoundS)}; gap ${(100 * bound.gap).toFixed(2)}%${bound.proven ? ' (proven)' : ' (not proven)'}`);
   const frameworks = formatFrameworkLine(result);
   if (frameworks !== undefined) lines.push(frameworks);
   lines.push(formatScheduleSummary(p, result.evaluation));

@@ -79,9 +79,18 @@ export function trainingCost(input: {
  * (sites as { gpus, gpuHourUsd }). Infinity when the cluster has fewer GPUs.
  */
 export function cheapestGpusUsdPerHour(sites: readonly { readonly gpus: number; readonly gpuHourUsd: number }[], gpus: number): number {
+  return filledUsdPerHour([...sites].sort((a, b) => a.gpuHourUsd - b.gpuHourUsd), gpus);
+}
+
+/** The most hourly price any `gpus` GPUs of the cluster can have: the dearest sites filled first. */
+export function dearestGpusUsdPerHour(sites: readonly { readonly gpus: number; readonly gpuHourUsd: number }[], gpus: number): number {
+  return filledUsdPerHour([...sites].sort((a, b) => b.gpuHourUsd - a.gpuHourUsd), gpus);
+}
+
+function filledUsdPerHour(ordered: readonly { readonly gpus: number; readonly gpuHourUsd: number }[], gpus: number): number {
   let left = gpus;
   let usd = 0;
-  for (const site of [...sites].sort((a, b) => a.gpuHourUsd - b.gpuHourUsd)) {
+  for (const site of ordered) {
     const take = Math.min(left, site.gpus);
     usd += take * site.gpuHourUsd;
     left -= take;

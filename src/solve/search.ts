@@ -6,6 +6,7 @@
 import { batchTooSmallForReplicas, capacityLowerBound } from '../formulation/capacity-bound';
 import { forcedSpanningLowerBound, outerLowerBound, zero3GatherLowerBound } from '../formulation/closed-form-bounds';
 import { planOfGroups, type ConfigCoefficients, type LayoutGroup } from '../formulation/coefficients';
+import { candidateWithinBudget, layoutWithinBudget, type GpuBudget } from '../formulation/gpu-budget';
 import { layoutCapacityLowerBound } from '../formulation/layout-capacity-bound';
 import { buildPlacementMip, incumbentObjectiveCutoff, provenIterationBoundS, type PlacementMip } from '../formulation/placement-mip';
 import { ringPatternSearch, type RingPattern } from '../formulation/ring-pattern-bound';
@@ -42,6 +43,8 @@ export interface SearchOptions {
   readonly stopAtFirstFit?: boolean;
   /** Plans to consider first (ignored unless they lie in the restricted space). */
   readonly seedPlans?: readonly PlanSpec[];
+  /** Only plans within this budget of GPUs or their hourly price (docs/formulation.md §10); the bound is then for those. */
+  readonly gpuBudget?: GpuBudget;
   readonly onProgress?: (progress: { readonly incumbentS: number; readonly boundS: number; readonly gap: number; readonly elapsedS: number }) => void;
 }
 
@@ -85,7 +88,7 @@ export async function searchPlans(given: Scenario, options: SearchOptions): Prom
   const scenario = scenarioForSpace(given, options.restriction);
   const framework = options.restriction.framework;
   const deadline = started + options.timeLimitS * 1000;
-  const candidates = enumerateCandidates(scenario, options.restriction);
+  const candidates = enumerateCandidates(scenario, options.restriction).filter((c) => candidateWithinBudget(scenario, c.config, c.dp, options.gpuBudget));
   const bounds = candidates.map((c) => c.quickBoundS);
   const faults: string[] = [];
   const fallbacksUsed = new Set<string>();
@@ -106,6 +109,7 @@ export async function searchPlans(given: Scenario, options: SearchOptions): Prom
    * incumbent holds the cost model's own evaluation.
    */
   const consider = (plan: PlanSpec, engine: string, evaluation?: Evaluation) => {
+    if (options.gpuBudget && !layoutWithinBudget(scenario, layOutPlan(scenario, plan), options.gpuBudget)) return;
     const asGiven = evaluation ?? evaluateLayout(scenario, layOutPlan(scenario, plan), 'closed-form');
     if (!asGiven.fitsResources) return; // network settings change no memory, GPU count or batch
     let result = { plan, evaluation: asGiven };
@@ -340,7 +344,7 @@ export async function searchPlans(given: Scenario, options: SearchOptions): Prom
     // Nothing to gain when these layouts alone cannot beat the threshold (the 3-site row's four
     // restricted MIPs, 0.3 s of cold HiGHS, all proved that).
     if (layoutCapacityLowerBound(restricted, siteGpus, bounds[i]!) >= threshold()) return;
-    const placement = buildPlacementMip(scenario, restricted, bounds[i]!, threshold());
+    const placement = buildPlacementMip(scenario, restricted, bounds[i]!, threshold(), options.gpuBudget);
     if (!placement) return;
     const solved = await solveWithFallbacks(placement, { ...options, gap: options.gap / 4, backends: [primary] },
       { timeLimitS, stopWhenBoundAtLeast: Number.isFinite(threshold()) ? threshold() : undefined, haveIncumbent: true, objectiveCutoff: cutoffFor(placement) }, faults, fallbacksUsed, faultCounts);
@@ -393,7 +397,7 @@ export async function searchPlans(given: Scenario, options: SearchOptions): Prom
     // Only placements faster than the threshold matter: slower (layout, microbatch) choices are left
     // out (F0), so an answer bounds this candidate by min(its dual bound, the threshold).
     const fasterThanS = threshold();
-    const placement = buildPlacementMip(scenario, coefficients, bounds[i]!, fasterThanS);
+    const placement = buildPlacementMip(scenario, coefficients, bounds[i]!, fasterThanS, options.gpuBudget);
     if (!placement) { noneFaster(i, fasterThanS); return undefined; }
     // One MIP may use a fifth of what is left (at least 0.25 s), so a hard one cannot starve the
     // rest; with fewer than five MIPs to go, an equal share of what is left.
@@ -502,7 +506,7 @@ export async function searchPlans(given: Scenario, options: SearchOptions): Prom
       const stopAt = threshold();
       if (bounds[entry.index]! >= stopAt) continue;
       // Rebuilt with today's threshold: the incumbent has usually improved, so fewer choices remain (F0).
-      const placement = buildPlacementMip(scenario, entry.coefficients, bounds[entry.index]!, stopAt);
+      const placement = buildPlacementMip(scenario, entry.coefficients, bounds[entry.index]!, stopAt, options.gpuBudget);
       if (!placement) { noneFaster(entry.index, stopAt); continue; }
       const solved = await solveWithFallbacks(placement, { ...options, gap: options.gap / 4, backends: [primary, ...options.backends.slice(1)] },
         { timeLimitS: Math.max(0.05, (deadline - Date.now()) / 1000), stopWhenBoundAtLeast: stopAt, haveIncumbent: incumbent !== undefined, abort: secondPassDone.signal, objectiveCutoff: cutoffFor(placement) }, faults, fallbacksUsed, faultCounts);
