@@ -46,6 +46,7 @@ export interface CostObjectiveResult {
 }
 
 const INITIAL_BUDGETS = 5;
+const STALLED_SPLITS = 6;
 
 export async function minimiseCost(given: Scenario, limits: PlanLimits, timeLimitS: number, context: BudgetedSearchContext): Promise<CostObjectiveResult> {
   const started = Date.now();
@@ -60,12 +61,15 @@ export async function minimiseCost(given: Scenario, limits: PlanLimits, timeLimi
   const costOf = (o: BudgetedOutcome) => planCost(scenario, layOutPlan(scenario, o.plan!), o.evaluation!)!.usdPerIteration;
   const solved = new Map<number, BudgetedOutcome>();
   const leftS = (share: number) => Math.max(0.5, (deadline - Date.now()) / 1000 / share);
-  /** The fastest plan of the budgets at most `usdPerHour` seeds its search: its price fits. */
+  /**
+   * The fastest plan of the budgets at most `usdPerHour` seeds its search: its price fits. Each
+   * search aims at half the gap: the cost gap adds the price intervals' slack to the time gap.
+   */
   const solve = async (usdPerHour: number, share: number) => {
     const seeds = [...solved].filter(([b, o]) => b <= usdPerHour && o.plan).map(([, o]) => ({ plan: o.plan!, evaluation: o.evaluation! }))
       .sort((a, b) => a.evaluation.predicted.iterationTimeS - b.evaluation.predicted.iterationTimeS).slice(0, 1);
     const budget = Number.isFinite(usdPerHour) ? { maxUsdPerHour: usdPerHour, gpuHourUsd: prices.gpuHourUsd } : {};
-    solved.set(usdPerHour, await searchWithinBudget(scenario, budget, seeds, leftS(share), context));
+    solved.set(usdPerHour, await searchWithinBudget(scenario, budget, seeds, leftS(share), { ...context, gap: context.gap / 2 }));
   };
 
   let intervalBound: () => CostLowerBound;
@@ -97,13 +101,16 @@ export async function minimiseCost(given: Scenario, limits: PlanLimits, timeLimi
   // Split the interval holding the bound until the gap closes or time runs out.
   const incumbent = () => [...solved.values()].filter((o) => o.plan).map((o) => ({ o, usdPerIteration: costOf(o) }))
     .sort((a, b) => a.usdPerIteration - b.usdPerIteration)[0];
-  for (;;) {
+  // Six splits in a row that raise the bound by less than a twentieth of the gap: what is left is the
+  // time bounds' own gap (a MIP relaxation's), which splitting prices does not close.
+  for (let idle = 0; idle < STALLED_SPLITS;) {
     const best = incumbent();
     const bound = intervalBound();
     if (!best || !bound.splittable || Date.now() >= deadline - 300) break;
     if (bound.usdPerIteration >= best.usdPerIteration * (1 - context.gap)) break;
     const { lo, hi } = bound.splittable;
     await solve(lo > 0 ? Math.sqrt(lo * hi) : hi / 2, 2);
+    idle = intervalBound().usdPerIteration > bound.usdPerIteration * (1 + context.gap / 20) ? 0 : idle + 1;
   }
 
   const best = incumbent();
