@@ -20,7 +20,12 @@ function imageOf(scenario: Scenario, plan: PlanSpec, sigma: SitePermutation): Pl
     ...plan.placement,
     replicaGroups: plan.placement.replicaGroups.map((g) => ({ ...g, stageSites: g.stageSites.map((r) => ({ ...r, site: moved(r.site) })) })),
   };
-  const network = plan.network?.map((s) => ({ ...s, between: [moved(s.between[0]), moved(s.between[1])] as [string, string] }));
+  // Each link's settings under the image link's name, its ends in the order the scenario lists them.
+  const listed = new Set(scenario.links.map((link) => `${scenario.sites[link.siteA]!.name}\u0000${scenario.sites[link.siteB]!.name}`));
+  const network = plan.network?.map((s) => {
+    const [a, b] = [moved(s.between[0]), moved(s.between[1])];
+    return { ...s, between: (listed.has(`${a}\u0000${b}`) ? [a, b] : [b, a]) as [string, string] };
+  });
   return { ...plan, ...(placement ? { placement } : {}), ...(network ? { network } : {}) };
 }
 
