@@ -129,6 +129,23 @@ describe('plan --objective cost on the command line', () => {
     expect(text.out).toContain('give training.totalTokens');
   }, 30000);
 
+  it('gives plain plan --json and evaluate --json the same cost of the same plan', async () => {
+    const spec = clone(readFixture('small/two-sites')) as Spec;
+    spec.cluster.sites[0]!.gpuHourUsd = 2;
+    spec.cluster.sites[1]!.gpuHourUsd = 3;
+    spec.cluster.links[0]!.egressUsdPerGB = 0.05;
+    spec.training.totalTokens = 1e9;
+    const file = path.join(os.tmpdir(), `cost-plain-${process.pid}.json`);
+    fs.writeFileSync(file, JSON.stringify(spec));
+    const planned = JSON.parse((await run('plan', file, '--json', '--time-limit', '5')).out);
+    expect(Object.keys(planned.cost)).toEqual(expect.arrayContaining(['usdPerHour', 'usdPerIteration', 'egressUsdPerIteration', 'trainingDays', 'trainingUsd', 'egressUsd']));
+    const planFile = path.join(os.tmpdir(), `cost-plain-${process.pid}.plan.json`);
+    fs.writeFileSync(planFile, JSON.stringify(planned.plan));
+    const evaluated = JSON.parse((await run('evaluate', file, '--plan', planFile, '--json')).out);
+    expect(evaluated.cost.usdPerIteration).toBeCloseTo(planned.cost.usdPerIteration, 12);
+    expect(planned.cost.trainingDays).toBeCloseTo((61036 * planned.predicted.iterationTimeS) / 86400, 9);
+  }, 30000);
+
   it('exits 2 with one line when the scenario lacks what an option needs', async () => {
     const scenario = fixturePath('small/two-sites.json');
     const cost = await run('plan', scenario, '--objective', 'cost');

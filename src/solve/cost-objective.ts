@@ -10,6 +10,7 @@
  * fixed: the fastest plan is the cheapest up to egress.
  */
 import { candidateGpus } from '../formulation/gpu-budget';
+import { scenarioForSpace } from '../formulation/search-space';
 import { layOutPlan } from '../model/placement';
 import { idleGpusReleased, planCost, pricesOf } from '../model/prices';
 import type { Scenario } from '../model/scenario';
@@ -85,7 +86,7 @@ export async function minimiseCost(given: Scenario, limits: PlanLimits, timeLimi
   } else {
     // Each candidate's GPU count, its price range and quick bound (eq. 10.2).
     const sites = scenario.sites.map((site) => ({ gpus: site.gpus, gpuHourUsd: prices.gpuHourUsd[site.index]! }));
-    const candidates: CandidatePrice[] = enumerateCandidates(scenario, context.restriction).filter((c) => Number.isFinite(c.quickBoundS)).map((c) => {
+    const candidates: CandidatePrice[] = enumerateCandidates(scenarioForSpace(scenario, context.restriction), context.restriction).filter((c) => Number.isFinite(c.quickBoundS)).map((c) => {
       const gpus = candidateGpus(c.config, c.dp);
       return { cheapestUsdPerHour: cheapestGpusUsdPerHour(sites, gpus), dearestUsdPerHour: dearestGpusUsdPerHour(sites, gpus), lowerBoundS: c.quickBoundS };
     }).filter((c) => c.cheapestUsdPerHour <= capUsdPerHour);

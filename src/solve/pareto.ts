@@ -7,6 +7,7 @@
  * point's bound is the largest of its own and those of the larger budgets.
  */
 import { candidateGpus, type GpuBudget } from '../formulation/gpu-budget';
+import { scenarioForSpace } from '../formulation/search-space';
 import type { Evaluation } from '../model/evaluate';
 import { layOutPlan } from '../model/placement';
 import type { PlanSpec } from '../model/plan-schema';
@@ -41,7 +42,7 @@ const DEFAULT_GRID_POINTS = 8;
 /** The least GPUs any candidate of the space that fits memory needs (Infinity when none does). */
 export function leastGpusOfSpace(scenario: Scenario, context: Pick<BudgetedSearchContext, 'restriction'>): number {
   let least = Infinity;
-  for (const c of enumerateCandidates(scenario, context.restriction)) if (Number.isFinite(c.quickBoundS)) least = Math.min(least, candidateGpus(c.config, c.dp));
+  for (const c of enumerateCandidates(scenarioForSpace(scenario, context.restriction), context.restriction)) if (Number.isFinite(c.quickBoundS)) least = Math.min(least, candidateGpus(c.config, c.dp));
   return least;
 }
 
