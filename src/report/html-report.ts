@@ -1,8 +1,9 @@
 /**
  * The self-contained HTML report: scenario and plan tables with the bound and gap, the
- * iteration-time breakdown beside the baselines, the pipeline timeline, the site map and memory
- * per GPU per site; for an infeasible scenario, why no plan fits. Inline CSS and SVG only, no
- * scripts and nothing fetched. Every piece of user text is escaped.
+ * iteration-time breakdown beside the baselines, the cost (priced scenarios), the pipeline
+ * timeline, the site map and memory per GPU per site; for an infeasible scenario, why no plan
+ * fits. Inline CSS and SVG only, no scripts and nothing fetched. Every piece of user text is
+ * escaped.
  */
 import { BREAKDOWN_PARTS, breakdownChartSvg } from './breakdown-chart';
 import { costSection } from './cost-section';

@@ -13,10 +13,9 @@ import { plan } from '../../solve/plan';
 import type { PlanResult } from '../../solve/plan-result';
 import { diagnose, type Diagnosis } from '../../diagnose/diagnose';
 import { calibrationJson, calibrationLine, resolveCalibration, withCalibration, type ActiveCalibration } from '../calibration-option';
-import { EXIT, type Output } from '../exit-codes';
+import { EXIT, UsageError, type Output } from '../exit-codes';
 import { diagnosisJson, formatDiagnosis } from '../format-diagnosis';
 import { formatPlanResult, planResultJson } from '../format-plan';
-import { UsageError } from '../exit-codes';
 import { runCostModes, wantsCostModes, type CostArgs } from './plan-cost';
 
 /** The options of the cost objective and the GPU-budget frontier (docs/formulation.md §10), registered on `plan` by run.ts. */
