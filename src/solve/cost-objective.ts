@@ -18,7 +18,7 @@ import { cheapestGpusUsdPerHour, dearestGpusUsdPerHour, gpuUsdPerHour, iteration
 import { searchWithinBudget, type BudgetedOutcome, type BudgetedSearchContext } from './budgeted-search';
 import { enumerateCandidates } from './candidates';
 import { costLowerBound, type CandidatePrice, type CostLowerBound } from './cost-bound';
-import { combinedSolverReport, planResultOf, scenarioWithLimits, type PlanLimits } from './plan-limits';
+import { combinedSolverReport, limitReasons, planResultOf, scenarioWithLimits, type PlanLimits } from './plan-limits';
 import type { PlanResult } from './plan-result';
 
 /** A proven lower bound on the cost of every plan within the limits. */
@@ -131,7 +131,7 @@ export async function minimiseCost(given: Scenario, limits: PlanLimits, timeLimi
     const nothing: BudgetedOutcome = { status: 'infeasible', lowerBoundS: top?.lowerBoundS ?? Infinity, reasons: top?.reasons ?? [], solver: combinedSolverReport(reports, 'none', timeS) };
     const status = Number.isFinite(bound.usdPerIteration) ? 'unknown' : 'infeasible';
     const reasons = top ? nothing.reasons : [limits.maxUsdPerHour !== undefined ? `no plan's GPUs cost at most $${limits.maxUsdPerHour} per hour (--max-usd-per-hour)` : 'no configuration of the space fits GPU memory'];
-    return { result: planResultOf(scenario, { ...nothing, reasons }, context.restriction, nothing.solver, status), costBound, budgets };
+    return { result: planResultOf(scenario, { ...nothing, reasons: [...limitReasons(given, limits), ...reasons] }, context.restriction, nothing.solver, status), costBound, budgets };
   }
   const status = costGap <= context.gap * (1 + 1e-9) ? 'optimal' : 'feasible';
   const planTimeS = best.o.evaluation!.predicted.iterationTimeS;

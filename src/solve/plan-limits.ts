@@ -31,6 +31,14 @@ export function scenarioWithLimits(scenario: Scenario, limits: PlanLimits): Scen
   return { ...scenario, training: { ...scenario.training, maxIterationTimeS } };
 }
 
+/** What the limits ask, said in the planner's terms, for the reasons of "no plan fits". */
+export function limitReasons(given: Scenario, limits: PlanLimits): string[] {
+  if (limits.maxTrainingDays === undefined || given.training.totalTokens === undefined) return [];
+  const { totalTokens, globalBatchSeqs, seqLen } = given.training;
+  const iterations = iterationsForTokens(totalTokens, globalBatchSeqs, seqLen);
+  return [`--max-training-days ${limits.maxTrainingDays} allows ${((limits.maxTrainingDays * 86400) / iterations).toPrecision(4)} s per iteration over ${iterations} iterations (the training.maxIterationTimeS below)`];
+}
+
 /** Several searches' reports as one: the chosen plan's engine, the searches' counts added (candidates counted once per search). */
 export function combinedSolverReport(reports: readonly SolverReport[], engine: string, timeS: number): SolverReport {
   return {
@@ -80,5 +88,6 @@ export async function fastestWithinLimits(given: Scenario, limits: PlanLimits, t
     }
   }
   const outcome = await searchWithinBudget(scenario, budget, [], timeLimitS, context);
-  return planResultOf(scenario, outcome, context.restriction, outcome.solver);
+  const reasons = outcome.plan ? [] : [...limitReasons(given, limits), ...outcome.reasons];
+  return planResultOf(scenario, { ...outcome, reasons }, context.restriction, outcome.solver);
 }

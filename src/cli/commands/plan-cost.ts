@@ -48,7 +48,8 @@ export function parseBudgets(text: string): number[] {
   return [...new Set(budgets)].sort((x, y) => x - y);
 }
 
-export async function runCostModes(scenario: Scenario, a: CostArgs, output: Output): Promise<number> {
+/** `extraJson` (the calibration profile used, when one was) joins every JSON printed. */
+export async function runCostModes(scenario: Scenario, a: CostArgs, output: Output, extraJson: Record<string, unknown> = {}): Promise<number> {
   checkAgainstScenario(scenario, a);
   const budgets = a.budgets === undefined ? undefined : parseBudgets(a.budgets);
   const limits: PlanLimits = { ...(a.maxUsdPerHour === undefined ? {} : { maxUsdPerHour: a.maxUsdPerHour }), ...(a.maxTrainingDays === undefined ? {} : { maxTrainingDays: a.maxTrainingDays }) };
@@ -63,18 +64,18 @@ export async function runCostModes(scenario: Scenario, a: CostArgs, output: Outp
       const extra = a.maxUsdPerHour !== undefined && prices ? { maxUsdPerHour: a.maxUsdPerHour, gpuHourUsd: prices.gpuHourUsd } : {};
       const points = await gpuFrontier(scenarioWithLimits(scenario, limits), grid, a.timeLimit, context, extra);
       const timeS = (Date.now() - started) / 1000;
-      output.out(a.json ? JSON.stringify({ ...frontierJson(points, { timeS }), limits }, null, 2) : formatFrontier(scenario, points, timeS));
+      output.out(a.json ? JSON.stringify({ ...frontierJson(points, { timeS }), limits, ...extraJson }, null, 2) : formatFrontier(scenario, points, timeS));
       return points.some((p) => p.plan) ? EXIT.ok : EXIT.noPlanFits;
     }
     if (a.objective === 'cost') {
       const cost = await minimiseCost(scenario, limits, a.timeLimit, context);
       const { result } = cost;
-      if (a.json) output.out(JSON.stringify({ ...planResultJson(result, scenario), objective: 'cost', costBound: cost.costBound, priceBudgets: cost.budgets, limits }, null, 2));
+      if (a.json) output.out(JSON.stringify({ ...planResultJson(result, scenario), objective: 'cost', costBound: cost.costBound, priceBudgets: cost.budgets, limits, ...extraJson }, null, 2));
       else output.out(formatPlanResult(scenario, result, costBoundLine(cost)) + formatCostObjective(cost, result.solver));
       return result.plan ? EXIT.ok : EXIT.noPlanFits;
     }
     const result = await fastestWithinLimits(scenario, limits, a.timeLimit, context);
-    if (a.json) output.out(JSON.stringify({ ...planResultJson(result, scenario), objective: 'time', limits }, null, 2));
+    if (a.json) output.out(JSON.stringify({ ...planResultJson(result, scenario), objective: 'time', limits, ...extraJson }, null, 2));
     else output.out(formatPlanResult(scenario, result));
     return result.plan ? EXIT.ok : EXIT.noPlanFits;
   } finally {

@@ -71,7 +71,7 @@ export async function runPlan(args: PlanArgs, output: Output, progressStream?: N
 
 async function planWithConstants(scenario: Scenario, args: PlanArgs, output: Output, progressStream: NodeJS.WriteStream | undefined, calibration: ActiveCalibration | undefined): Promise<number> {
   const cost: CostArgs = { ...args, objective: args.objective ?? 'time', pareto: args.pareto ?? false };
-  if (wantsCostModes(cost)) return runCostModes(scenario, cost, output);
+  if (wantsCostModes(cost)) return runCostModes(scenario, cost, output, calibration ? { calibration: calibrationJson(calibration) } : {});
   const result = args.exhaustive ? exhaustiveResult(scenario, args.timeLimit) : await plan(scenario, {
     timeLimitS: args.timeLimit,
     gap: args.gap,
