@@ -71,7 +71,8 @@ export function formatCostObjective(cost: CostObjectiveResult, solver: SolverRep
     lines.push(`Hourly price budgets searched (${solver.timeS.toFixed(2)} s):`);
     for (const p of cost.budgets) {
       const plan = p.iterationTimeS === undefined ? 'no plan' : `fastest ${seconds(p.iterationTimeS)} s at ${usd(p.planUsdPerIteration!)} per iteration`;
-      lines.push(`  at most ${usd(p.usdPerHour).padStart(9)}/hour: every plan takes at least ${seconds(p.lowerBoundS)} s; ${plan}`);
+      const budget = Number.isFinite(p.usdPerHour) ? `at most ${usd(p.usdPerHour).padStart(9)}/hour` : 'every GPU held (search.allowIdleGpus false)';
+      lines.push(`  ${budget}: every plan takes at least ${seconds(p.lowerBoundS)} s; ${plan}`);
     }
   }
   return lines.join('\n');

@@ -61,9 +61,11 @@ export function defaultGpuBudgets(scenario: Scenario, leastGpus: number): number
   return [...budgets].filter((b) => b >= Math.min(leastGpus, total)).sort((a, b) => a - b).slice(-DEFAULT_GRID_POINTS);
 }
 
-/** The frontier over `budgets` (ascending, distinct), in `timeLimitS` for all of them. */
-export async function gpuFrontier(scenario: Scenario, budgets: readonly number[], timeLimitS: number, context: BudgetedSearchContext, extra: Omit<GpuBudget, 'maxGpus'> = {}): Promise<FrontierPoint[]> {
+/** The frontier over the budgets `given` (in ascending order, each once), in `timeLimitS` for all of them. */
+export async function gpuFrontier(scenario: Scenario, given: readonly number[], timeLimitS: number, context: BudgetedSearchContext, extra: Omit<GpuBudget, 'maxGpus'> = {}): Promise<FrontierPoint[]> {
   const deadline = Date.now() + timeLimitS * 1000;
+  // Ascending: each budget starts from the plan of the one below it.
+  const budgets = [...new Set(given)].sort((a, b) => a - b);
   const priced = pricesOf(scenario) !== undefined;
   const points: FrontierPoint[] = [];
   let carried: { plan: PlanSpec; evaluation: Evaluation } | undefined;
