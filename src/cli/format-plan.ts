@@ -3,15 +3,22 @@ import type { Scenario } from '../index';
 import { FRAMEWORKS, capabilitiesOf, type Framework } from '../model/framework-capabilities';
 import type { ExhaustiveCoverage, PlanResult } from '../solve/plan-result';
 import { timeInterval } from '../model/prediction-interval';
+import { planSpecCost } from '../model/prices';
+import { formatCost } from './format-cost';
 import { formatEvaluation, intervalText } from './format-evaluation';
 import { formatScheduleSummary, formatSiteMap } from './format-site-map';
 
-/** The JSON printed by `plan --json`; `plan` is accepted verbatim by `evaluate --plan`. */
-export function planResultJson(result: PlanResult) {
+/**
+ * The JSON printed by `plan --json`; `plan` is accepted verbatim by `evaluate --plan`. With a
+ * priced scenario, `cost` (docs/cost-model.md §8) follows `predicted`.
+ */
+export function planResultJson(result: PlanResult, scenario?: Scenario) {
+  const cost = scenario && result.plan && result.evaluation ? planSpecCost(scenario, result.plan, result.evaluation) : undefined;
   return {
     status: result.status,
     plan: result.plan ?? null,
     predicted: result.evaluation?.predicted ?? null,
+    ...(cost ? { cost } : {}),
     fits: result.evaluation?.fits ?? false,
     // Fits, but a site's peak memory lies within the memory interval of its capacity.
     mayNotFit: result.evaluation?.mayNotFit ?? false,
@@ -53,7 +60,8 @@ export function formatFrameworkLine(result: Pick<PlanResult, 'framework' | 'fram
 
 const seconds = (s: number): string => (Number.isFinite(s) ? `${s.toFixed(3)} s` : 'none');
 
-export function formatPlanResult(scenario: Scenario, result: PlanResult): string {
+/** With `boundLine`, that line replaces the bound line (the cost objective states its own bound). */
+export function formatPlanResult(scenario: Scenario, result: PlanResult, boundLine?: string): string {
   const lines: string[] = [];
   const solver = result.solver;
   const how = `${solver.engine}; ${solver.timeS.toFixed(2)} s; ${solver.mipsSolved} MIPs, ${solver.pruned} of ${solver.candidates} candidates pruned by bounds${solver.timedOut ? '; stopped at the time limit' : ''}`;
@@ -72,7 +80,7 @@ export function formatPlanResult(scenario: Scenario, result: PlanResult): string
   }
   const bound = result.bound;
   const space = result.framework === undefined ? 'the search space' : `${labelOf(result.framework)}'s search space`;
-  lines.push(`Bound: every plan in ${space} takes at least ${seconds(bound.lowerBoundS)}; gap ${(100 * bound.gap).toFixed(2)}%${bound.proven ? ' (proven)' : ' (not proven)'}`);
+  lines.push(boundLine ?? `Bound: every plan in ${space} takes at least ${seconds(bound.lowerBoundS)}; gap ${(100 * bound.gap).toFixed(2)}%${bound.proven ? ' (proven)' : ' (not proven)'}`);
   const frameworks = formatFrameworkLine(result);
   if (frameworks !== undefined) lines.push(frameworks);
   lines.push(formatScheduleSummary(p, result.evaluation));
@@ -80,6 +88,8 @@ export function formatPlanResult(scenario: Scenario, result: PlanResult): string
   lines.push(formatSiteMap(scenario, result.evaluation));
   lines.push('');
   lines.push(formatEvaluation(scenario, result.evaluation));
+  const cost = planSpecCost(scenario, result.plan, result.evaluation);
+  if (cost) lines.push('', formatCost(scenario, cost));
   if (result.plan.network && result.plan.network.length > 0) {
     lines.push('');
     lines.push('Network settings');

@@ -13,7 +13,7 @@ import { runExplore } from './commands/explore';
 import { runExport } from './commands/export';
 import { runImportModel } from './commands/import-model';
 import { runMerge } from './commands/merge';
-import { runPlan } from './commands/plan';
+import { PLAN_COST_OPTIONS, checkPlanCostOptions, runPlan } from './commands/plan';
 import { runReport } from './commands/report';
 import { runValidate } from './commands/validate';
 import { EXIT, UsageError, type Output } from './exit-codes';
@@ -60,13 +60,17 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('diagnose', { type: 'boolean', default: true, describe: 'When no plan fits, find the conflicting requirements and the smallest fixes (--no-diagnose skips it)' })
         .option('framework', { choices: FRAMEWORKS, describe: 'Search only plans this framework runs as planned (overrides the scenario\'s search.framework)' })
         .option('calibration', CALIBRATION_OPTION)
+        .options(PLAN_COST_OPTIONS)
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
           if (!(a.gap >= 0 && a.gap < 1)) throw new UsageError('--gap must be in [0, 1)');
-          return true;
+          return checkPlanCostOptions(a);
         }),
       async (args) => {
-        code = await runPlan({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'], gap: args.gap, exhaustive: args.exhaustive, quiet: args.quiet, diagnose: args.diagnose, framework: args.framework, calibration: args.calibration }, output, output === processOutput ? process.stderr : undefined);
+        code = await runPlan({
+          scenario: args.scenario, json: args.json, timeLimit: args['time-limit'], gap: args.gap, exhaustive: args.exhaustive, quiet: args.quiet, diagnose: args.diagnose, framework: args.framework, calibration: args.calibration,
+          objective: args.objective, maxUsdPerHour: args['max-usd-per-hour'], maxTrainingDays: args['max-training-days'], pareto: args.pareto, budgets: args.budgets,
+        }, output, output === processOutput ? process.stderr : undefined);
       },
     )
     .command(

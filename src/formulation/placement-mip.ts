@@ -8,9 +8,11 @@
  * - placement-mip-hosting.ts: hosting, spanning, ring membership and the cross-site phase
  *   (F7-F10b);
  * - placement-mip-in-site.ts: pods, replica-count thresholds and in-site rings (F12-F14b);
- * - placement-mip-exposure.ts: the exposed sync E and each window class's own tail (F11, F11b).
+ * - placement-mip-exposure.ts: the exposed sync E and each window class's own tail (F11, F11b);
+ * - gpu-budget.ts: at most a number of GPUs or an hourly price (F15), with a budget.
  */
 import type { ConfigCoefficients } from './coefficients';
+import { addGpuBudgetRows, type GpuBudget } from './gpu-budget';
 import { MipBuilder, type Mip } from './mip';
 import { addExposureRows, addWindowClassExposureRows } from './placement-mip-exposure';
 import { addCrossSiteLatencyRows, addCrossSiteSyncRows, addHostingRows } from './placement-mip-hosting';
@@ -65,7 +67,7 @@ export function incumbentObjectiveCutoff(placement: PlacementMip, incumbentS: nu
  * alone takes that long are left out (F0): the MIP then describes only placements faster than it,
  * so its answers bound this candidate by min(dual bound, onlyFasterThanS).
  */
-export function buildPlacementMip(scenario: Scenario, c: ConfigCoefficients, lowerBoundS = 0, onlyFasterThanS = Infinity): PlacementMip | undefined {
+export function buildPlacementMip(scenario: Scenario, c: ConfigCoefficients, lowerBoundS = 0, onlyFasterThanS = Infinity, budget?: GpuBudget): PlacementMip | undefined {
   const b = new MipBuilder();
   // A tiny cost per used (layout, microbatch) choice prefers plans with fewer replica groups.
   const tieBreakS = TIE_BREAK_SHARE * Math.max(lowerBoundS, 1e-3);
@@ -79,6 +81,7 @@ export function buildPlacementMip(scenario: Scenario, c: ConfigCoefficients, low
   addReplicaCountRow(cols, c);
   addBatchCoverageRow(cols, c);
   addSiteGpuCapacityRows(cols, scenario);
+  addGpuBudgetRows(cols, budget);
   addUsageRows(cols);
   addLinkStepRows(cols, c);
   addPipelineTimeRows(cols, c);

@@ -64,6 +64,10 @@ export interface GroupPipeline {
   readonly phaseS: number;
 }
 
+/** Bytes one replica sends across a pipeline stage boundary per microbatch, each way (activations forward, their gradients back). */
+export const pipelineSendBytes = (scenario: Scenario, plan: Pick<PlanSpec, 'microBatchSeqs'>): number =>
+  plan.microBatchSeqs * scenario.training.seqLen * scenario.model.hidden * BF16_BYTES;
+
 export function modelGroupPipelines(
   scenario: Scenario,
   layout: PlanLayout,
@@ -75,7 +79,7 @@ export function modelGroupPipelines(
   const { plan, groups } = layout;
   const gpusPerReplicaStage = plan.tp * plan.cp;
   const ppLoads = emptyLoads(scenario);
-  const sendBytes = plan.microBatchSeqs * scenario.training.seqLen * scenario.model.hidden * BF16_BYTES;
+  const sendBytes = pipelineSendBytes(scenario, plan);
   const crossings = groups.map((group) => chainCrossings(group.stageSite, plan));
   groups.forEach((group, g) => {
     for (const hop of crossings[g]!) addRouteLoad(scenario, ppLoads, hop.from, hop.to, group.replicas * sendBytes, group.replicas * gpusPerReplicaStage, true);

@@ -90,6 +90,8 @@ export const trainingSchema = z.strictObject({
   }).default({ tensorParallel: true, dataParallel: true, expertParallel: false }),
   gradientDtype: z.enum(['fp32', 'bf16']).default('fp32')
     .describe("Data type of the gradient buffer backward accumulates into and the data-parallel reduction reads: fp32 main gradients (Megatron-LM's default under bf16, accumulate_allreduce_grads_in_fp32) or bf16 (Megatron-LM --grad-reduce-in-bf16; NeMo's distributed_fused_adam with optim.grad_sync_dtype=bf16)."),
+  totalTokens: positiveNumber('tokens to train on', 1e18).optional()
+    .describe('Tokens the whole training run processes: iterations = totalTokens / (globalBatchSeqs x seqLen), rounded up; with site prices, plan and evaluate report the days and dollars of the run.'),
   expertDispatcher: z.enum(EXPERT_DISPATCHERS).default('alltoall')
     .describe('MoE token dispatcher: alltoall (NCCL all-to-all, every routed copy travels) or deepep / hybridep (one copy per destination node over the NIC, forwarded over NVLink).'),
 }).describe('Batch and numerics of one training iteration.');
@@ -115,6 +117,8 @@ export const siteSchema = z.strictObject({
     .describe('GPUs per full-bisection pod; absent means the whole site is one pod.'),
   podOversubscription: positiveNumber('oversubscription between pods', 1000).default(1)
     .describe('Oversubscription of the layer joining pods (Meta 24K cluster: 7).'),
+  gpuHourUsd: z.number({ error: 'must be a non-negative number (US dollars per GPU-hour)' }).nonnegative({ error: 'must be a non-negative number' }).max(1e4, { error: 'must be at most 10000' }).optional()
+    .describe('Price of one GPU for one hour at this site, US dollars; give it for every site or none (docs/cost-model.md §8).'),
 }).describe('One building or region: a pool of identical GPUs.');
 
 export const linkSchema = z.strictObject({
@@ -124,6 +128,8 @@ export const linkSchema = z.strictObject({
   distanceKm: z.number().nonnegative({ error: 'must be a non-negative number' }).max(40000).optional()
     .describe('Fiber route length; RTT = 2 x 4.9 us/km when rttMs is absent.'),
   lossRate: z.number().min(0).max(0.5).default(0).describe('Random packet loss probability.'),
+  egressUsdPerGB: z.number({ error: 'must be a non-negative number (US dollars per GB)' }).nonnegative({ error: 'must be a non-negative number' }).max(1000, { error: 'must be at most 1000' }).optional()
+    .describe('Price of one GB (1e9 bytes) sent over the link, US dollars, charged in each direction (as clouds bill egress); absent: free.'),
 }).describe('A cross-site link, full duplex.');
 
 export const clusterSchema = z.strictObject({

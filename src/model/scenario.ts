@@ -7,6 +7,7 @@ import {
   scenarioSchema, type LinkSpec, type ModelSpec, type ScenarioSpec, type SearchSpec, type SiteSpec, type TrainingSpec,
 } from './scenario-schema';
 import { capabilitiesOf, type Framework, type Support } from './framework-capabilities';
+import { checkPrices } from './price-check';
 import { ScenarioValidationError, issuesFromZod, type InputIssue } from './validation-error';
 import { FIBER_ONE_WAY_S_PER_KM, gbpsToBytesPerS } from './units';
 
@@ -61,6 +62,7 @@ export function parseScenario(input: unknown, source?: string): Scenario {
   checkPrecision(spec, sites, issues);
   const links = resolveLinks(spec.cluster.links, sites, issues);
   checkSearch(spec, sites, issues);
+  checkPrices(spec, issues);
   if (issues.length > 0) throw new ScenarioValidationError(issues, source);
   const routes = computeRoutes(sites.length, links);
   checkConnected(sites, routes, issues);

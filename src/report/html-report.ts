@@ -1,10 +1,12 @@
 /**
  * The self-contained HTML report: scenario and plan tables with the bound and gap, the
- * iteration-time breakdown beside the baselines, the pipeline timeline, the site map and memory
- * per GPU per site; for an infeasible scenario, why no plan fits. Inline CSS and SVG only, no
- * scripts and nothing fetched. Every piece of user text is escaped.
+ * iteration-time breakdown beside the baselines, the cost (priced scenarios), the pipeline
+ * timeline, the site map and memory per GPU per site; for an infeasible scenario, why no plan
+ * fits. Inline CSS and SVG only, no scripts and nothing fetched. Every piece of user text is
+ * escaped.
  */
 import { BREAKDOWN_PARTS, breakdownChartSvg } from './breakdown-chart';
+import { costSection } from './cost-section';
 import { escapeHtml, formatPercent, formatSeconds } from './html-escape';
 import { memoryChartSvg } from './memory-chart';
 import type { ReportData } from './report-data';
@@ -46,6 +48,8 @@ export function htmlReport(data: ReportData): string {
     }
     const interval = evaluation.predicted.interval;
     sections.push(`<section id="breakdown"><h2>Iteration time</h2><p>Predicted ${formatSeconds(evaluation.predicted.iterationTimeS)} per iteration <span id="iteration-interval" data-low-s="${interval.lowS}" data-high-s="${interval.highS}" data-level="${interval.level}">(${formatSeconds(interval.lowS)} to ${formatSeconds(interval.highS)}, ${Math.round(100 * interval.level)}% prediction interval from the calibration residuals)</span>, MFU ${formatPercent(evaluation.predicted.mfu)}, ${evaluation.predicted.tokensPerSecondPerGpu.toFixed(0)} tokens/s/GPU, ${evaluation.predicted.modelTflopsPerGpu.toFixed(0)} model and ${evaluation.predicted.hardwareTflopsPerGpu.toFixed(0)} hardware TFLOP/s/GPU. Bars: the critical path of each plan, split by cause.</p>${breakdownChartSvg(data.bars)}${breakdownTable(data)}</section>`);
+    const cost = costSection(data);
+    if (cost) sections.push(cost);
     sections.push(timelineSection(data));
     sections.push(`<section id="site-map-section"><h2>Site map</h2><p>Boxes: sites, their GPUs and the pipeline stages and replicas they host. Edges: links with bandwidth, round-trip time and the predicted share of the iteration each is busy (busier direction); thicker is busier.</p>${siteMapSvg(scenario, evaluation.predicted)}${linkTable(data)}</section>`);
     sections.push(`<section id="memory"><h2>Memory per GPU</h2><p>Largest memory per GPU at each site (bar) against the site's GPU capacity (black line). Peak: ${evaluation.predicted.peakMemory.totalGiB.toFixed(1)} GiB on stage ${evaluation.predicted.peakMemory.stage} at ${escapeHtml(evaluation.predicted.peakMemory.site)} (${Math.round(100 * evaluation.predicted.memoryInterval.level)}% interval ${evaluation.predicted.memoryInterval.lowGiB.toFixed(1)}-${evaluation.predicted.memoryInterval.highGiB.toFixed(1)} GiB; grey whiskers: each site's interval).</p>${memoryChartSvg(evaluation.predicted.sites)}</section>`);

@@ -1,4 +1,7 @@
-/** `scaleacross plan <scenario.json> [--json] [--time-limit S] [--gap G] [--exhaustive] [--quiet]`. */
+/**
+ * `scaleacross plan <scenario.json> [--json] [--time-limit S] [--gap G] [--exhaustive] [--quiet]
+ * [--objective time|cost] [--max-usd-per-hour U] [--max-training-days D] [--pareto [--budgets ...]]`.
+ */
 import { loadScenario, type Scenario } from '../../index';
 import { FULL_SPACE, withFramework } from '../../formulation/search-space';
 import type { Framework } from '../../model/framework-capabilities';
@@ -10,11 +13,38 @@ import { plan } from '../../solve/plan';
 import type { PlanResult } from '../../solve/plan-result';
 import { diagnose, type Diagnosis } from '../../diagnose/diagnose';
 import { calibrationJson, calibrationLine, resolveCalibration, withCalibration, type ActiveCalibration } from '../calibration-option';
-import { EXIT, type Output } from '../exit-codes';
+import { EXIT, UsageError, type Output } from '../exit-codes';
 import { diagnosisJson, formatDiagnosis } from '../format-diagnosis';
 import { formatPlanResult, planResultJson } from '../format-plan';
+import { runCostModes, wantsCostModes, type CostArgs } from './plan-cost';
 
-export interface PlanArgs {
+/** The options of the cost objective and the GPU-budget frontier (docs/formulation.md §10), registered on `plan` by run.ts. */
+export const PLAN_COST_OPTIONS = {
+  objective: {
+    choices: ['time', 'cost'] as const, default: 'time' as const,
+    describe: 'time: the fastest plan; cost: the plan of least cost per iteration (GPUs paid for x their price x iteration time, plus egress per GB), with a proven bound on cost. Idle GPUs are released and not paid for, unless the scenario sets search.allowIdleGpus to false: then every GPU is paid for',
+  },
+  'max-usd-per-hour': { type: 'number', describe: 'Only plans whose paid GPUs cost at most this many US dollars per hour (egress, billed per GB, not included)' },
+  'max-training-days': { type: 'number', describe: 'Only plans that process training.totalTokens within this many days' },
+  pareto: { type: 'boolean', default: false, describe: 'The GPU-budget frontier: for each budget, the fastest plan using at most that many GPUs and its proven bound' },
+  budgets: { type: 'string', describe: 'GPU budgets for --pareto, comma-separated (default: the cluster halved down to the least a plan needs, and the largest sites added up)' },
+} as const;
+
+/** The option errors yargs cannot see: one line each, exit 2. */
+export function checkPlanCostOptions(a: { readonly objective: string; readonly 'max-usd-per-hour'?: number; readonly 'max-training-days'?: number; readonly pareto: boolean; readonly budgets?: string; readonly exhaustive: boolean }): true {
+  const positive = (name: string, value: number | undefined) => {
+    if (value !== undefined && !(value > 0 && Number.isFinite(value))) throw new UsageError(`--${name} must be a positive number`);
+  };
+  positive('max-usd-per-hour', a['max-usd-per-hour']);
+  positive('max-training-days', a['max-training-days']);
+  if (a.pareto && a.objective === 'cost') throw new UsageError('--pareto gives the fastest plan per GPU budget: leave out --objective cost');
+  if (a.budgets !== undefined && !a.pareto) throw new UsageError('--budgets needs --pareto');
+  const costModes = a.pareto || a.objective === 'cost' || a['max-usd-per-hour'] !== undefined || a['max-training-days'] !== undefined;
+  if (a.exhaustive && costModes) throw new UsageError('--exhaustive searches the time objective without limits: leave out --objective cost, --pareto and the --max-* limits');
+  return true;
+}
+
+export interface PlanArgs extends Partial<CostArgs> {
   readonly scenario: string;
   readonly json: boolean;
   readonly timeLimit: number;
@@ -40,6 +70,8 @@ export async function runPlan(args: PlanArgs, output: Output, progressStream?: N
 }
 
 async function planWithConstants(scenario: Scenario, args: PlanArgs, output: Output, progressStream: NodeJS.WriteStream | undefined, calibration: ActiveCalibration | undefined): Promise<number> {
+  const cost: CostArgs = { ...args, objective: args.objective ?? 'time', pareto: args.pareto ?? false };
+  if (wantsCostModes(cost)) return runCostModes(scenario, cost, output, calibration ? { calibration: calibrationJson(calibration) } : {});
   const result = args.exhaustive ? exhaustiveResult(scenario, args.timeLimit) : await plan(scenario, {
     timeLimitS: args.timeLimit,
     gap: args.gap,
@@ -50,7 +82,7 @@ async function planWithConstants(scenario: Scenario, args: PlanArgs, output: Out
   let diagnosis: Diagnosis | undefined;
   if (result.status === 'infeasible' && (args.diagnose ?? true)) diagnosis = await diagnose(scenario, { reSolveTimeLimitS: Math.min(3, args.timeLimit / 3) });
   if (args.json) {
-    output.out(JSON.stringify({ ...planResultJson(result), ...(diagnosis ? { diagnosis: diagnosisJson(diagnosis) } : {}), ...(calibration ? { calibration: calibrationJson(calibration) } : {}) }, null, 2));
+    output.out(JSON.stringify({ ...planResultJson(result, scenario), ...(diagnosis ? { diagnosis: diagnosisJson(diagnosis) } : {}), ...(calibration ? { calibration: calibrationJson(calibration) } : {}) }, null, 2));
   } else {
     output.out(formatPlanResult(scenario, result) + (diagnosis ? `
 

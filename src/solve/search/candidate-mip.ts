@@ -47,7 +47,7 @@ export async function solveCandidateMip(state: SearchState, queue: MipQueue, pos
   // Only placements faster than the threshold matter: slower (layout, microbatch) choices are left
   // out (F0), so an answer bounds this candidate by min(its dual bound, the threshold).
   const fasterThanS = threshold(state);
-  const placement = buildPlacementMip(scenario, coefficients, bounds[i]!, fasterThanS);
+  const placement = buildPlacementMip(scenario, coefficients, bounds[i]!, fasterThanS, options.gpuBudget);
   if (!placement) { noneFaster(state, i, fasterThanS); return undefined; }
   // One MIP may use a fifth of what is left (at least 0.25 s), so a hard one cannot starve the
   // rest; with fewer than five MIPs to go, an equal share of what is left.
@@ -114,7 +114,7 @@ async function solveLeastPatternMip(state: SearchState, queue: MipQueue, i: numb
   // Nothing to gain when these layouts alone cannot beat the threshold (the 3-site row's four
   // restricted MIPs, 0.3 s of cold HiGHS, all proved that).
   if (layoutCapacityLowerBound(restricted, scenario.sites.map((site) => site.gpus), bounds[i]!) >= threshold(state)) return;
-  const placement = buildPlacementMip(scenario, restricted, bounds[i]!, threshold(state));
+  const placement = buildPlacementMip(scenario, restricted, bounds[i]!, threshold(state), options.gpuBudget);
   if (!placement) return;
   const solved = await solveWithFallbacks(placement, { ...options, gap: options.gap / 4, backends: [primary] },
     { timeLimitS, stopWhenBoundAtLeast: Number.isFinite(threshold(state)) ? threshold(state) : undefined, haveIncumbent: true, objectiveCutoff: cutoffFor(state, placement) }, state);

@@ -2,6 +2,7 @@
  * How every phase offers a plan to the incumbent: screened by the closed-form timing, given its
  * network settings by the post-solver, checked against the framework, then timed op by op.
  */
+import { layoutWithinBudget } from '../../formulation/gpu-budget';
 import { frameworkIssues } from '../../model/framework-issues';
 import { evaluateLayout, type Evaluation } from '../../model/evaluate';
 import { layOutPlan } from '../../model/placement';
@@ -17,6 +18,7 @@ import type { SearchState } from './state';
  */
 export function consider(state: SearchState, plan: PlanSpec, engine: string, evaluation?: Evaluation): void {
   const { scenario, options, framework } = state;
+  if (options.gpuBudget && !layoutWithinBudget(scenario, layOutPlan(scenario, plan), options.gpuBudget)) return;
   const asGiven = evaluation ?? evaluateLayout(scenario, layOutPlan(scenario, plan), 'closed-form');
   if (!asGiven.fitsResources) return; // network settings change no memory, GPU count or batch
   let result = { plan, evaluation: asGiven };

@@ -2,6 +2,7 @@
  * Phase 1 of the search: the candidates of the restricted space, each with its quick bound
  * (docs/formulation.md §4, steps 1-2), and the state every later phase shares.
  */
+import { candidateWithinBudget } from '../../formulation/gpu-budget';
 import { scenarioForSpace } from '../../formulation/search-space';
 import type { Scenario } from '../../model/scenario';
 import { enumerateCandidates } from '../candidates';
@@ -13,7 +14,7 @@ export function enumeratePhase(given: Scenario, options: SearchOptions): SearchS
   const startedMs = Date.now();
   // A framework's space (docs/formulation.md §8) also leaves out network settings it cannot apply.
   const scenario = scenarioForSpace(given, options.restriction);
-  const candidates = enumerateCandidates(scenario, options.restriction);
+  const candidates = enumerateCandidates(scenario, options.restriction).filter((c) => candidateWithinBudget(scenario, c.config, c.dp, options.gpuBudget));
   const state: SearchState = {
     scenario,
     options,

@@ -25,7 +25,7 @@ export async function secondPass(state: SearchState, solved: readonly SolvedMip[
       const stopAt = threshold(state);
       if (bounds[entry.index]! >= stopAt) continue;
       // Rebuilt with today's threshold: the incumbent has usually improved, so fewer choices remain (F0).
-      const placement = buildPlacementMip(scenario, entry.coefficients, bounds[entry.index]!, stopAt);
+      const placement = buildPlacementMip(scenario, entry.coefficients, bounds[entry.index]!, stopAt, options.gpuBudget);
       if (!placement) { noneFaster(state, entry.index, stopAt); continue; }
       const answer = await solveWithFallbacks(placement, { ...options, gap: options.gap / 4, backends: [primary, ...options.backends.slice(1)] },
         { timeLimitS: Math.max(0.05, (state.deadlineMs - Date.now()) / 1000), stopWhenBoundAtLeast: stopAt, haveIncumbent: state.incumbent !== undefined, abort: done.signal, objectiveCutoff: cutoffFor(state, placement) }, state);

@@ -1,4 +1,5 @@
 /** The search's contract (src/solve/search.ts): what a caller gives it and what it returns. */
+import type { GpuBudget } from '../../formulation/gpu-budget';
 import type { SpaceRestriction } from '../../formulation/search-space';
 import type { Evaluation } from '../../model/evaluate';
 import type { PlanSpec } from '../../model/plan-schema';
@@ -24,6 +25,8 @@ export interface SearchOptions {
   readonly stopAtFirstFit?: boolean;
   /** Plans to consider first (ignored unless they lie in the restricted space). */
   readonly seedPlans?: readonly PlanSpec[];
+  /** Only plans within this budget of GPUs or their hourly price (docs/formulation.md §10); the bound is then for those. */
+  readonly gpuBudget?: GpuBudget;
   readonly onProgress?: (progress: { readonly incumbentS: number; readonly boundS: number; readonly gap: number; readonly elapsedS: number }) => void;
 }
 
