@@ -59,13 +59,17 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('diagnose', { type: 'boolean', default: true, describe: 'When no plan fits, find the conflicting requirements and the smallest fixes (--no-diagnose skips it)' })
         .option('framework', { choices: FRAMEWORKS, describe: 'Search only plans this framework runs as planned (overrides the scenario\'s search.framework)' })
         .option('calibration', CALIBRATION_OPTION)
+        .option('what-if', { type: 'string', describe: "Re-plan with each site and each link removed (bare flag), or with an edit: 'cluster.links[0].bandwidthGbps=*0.5' scales, '=v' sets (repeatable)" })
+        .option('baseline-plan', { type: 'string', describe: 'A plan file (the configuration you run today): evaluated beside the best plan, with the speedup over it' })
+        .option('explain-idle', { type: 'boolean', default: true, describe: 'When the plan leaves GPUs idle, re-plan using every GPU and say why (--no-explain-idle skips it)' })
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
           if (!(a.gap >= 0 && a.gap < 1)) throw new UsageError('--gap must be in [0, 1)');
           return true;
         }),
       async (args) => {
-        code = await runPlan({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'], gap: args.gap, exhaustive: args.exhaustive, quiet: args.quiet, diagnose: args.diagnose, framework: args.framework, calibration: args.calibration }, output, output === processOutput ? process.stderr : undefined);
+        const whatIf = args['what-if'] === undefined ? undefined : ([] as unknown[]).concat(args['what-if']).map((v) => String(v ?? ''));
+        code = await runPlan({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'], gap: args.gap, exhaustive: args.exhaustive, quiet: args.quiet, diagnose: args.diagnose, framework: args.framework, calibration: args.calibration, whatIf, baselinePlan: args['baseline-plan'], explainIdle: args['explain-idle'] }, output, output === processOutput ? process.stderr : undefined);
       },
     )
     .command(

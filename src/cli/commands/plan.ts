@@ -13,8 +13,9 @@ import { calibrationJson, calibrationLine, resolveCalibration, withCalibration, 
 import { EXIT, type Output } from '../exit-codes';
 import { diagnosisJson, formatDiagnosis } from '../format-diagnosis';
 import { formatPlanResult, planResultJson } from '../format-plan';
+import { planExtras, prepareExtras, type PlanExtrasArgs, type PreparedExtras } from '../plan-extras';
 
-export interface PlanArgs {
+export interface PlanArgs extends PlanExtrasArgs {
   readonly scenario: string;
   readonly json: boolean;
   readonly timeLimit: number;
@@ -32,14 +33,15 @@ export interface PlanArgs {
 export async function runPlan(args: PlanArgs, output: Output, progressStream?: NodeJS.WriteStream): Promise<number> {
   const scenario = loadScenario(args.scenario, { framework: args.framework });
   const calibration = resolveCalibration(args.calibration, args.scenario, scenario);
+  const prepared = prepareExtras(scenario, args);
   return withCalibration(calibration, async () => {
-    const code = await planWithConstants(scenario, args, output, progressStream, calibration);
+    const code = await planWithConstants(scenario, args, output, progressStream, calibration, prepared);
     if (calibration && !args.json) output.out(calibrationLine(calibration));
     return code;
   });
 }
 
-async function planWithConstants(scenario: Scenario, args: PlanArgs, output: Output, progressStream: NodeJS.WriteStream | undefined, calibration: ActiveCalibration | undefined): Promise<number> {
+async function planWithConstants(scenario: Scenario, args: PlanArgs, output: Output, progressStream: NodeJS.WriteStream | undefined, calibration: ActiveCalibration | undefined, prepared: PreparedExtras): Promise<number> {
   const result = args.exhaustive ? exhaustiveResult(scenario, args.timeLimit) : await plan(scenario, {
     timeLimitS: args.timeLimit,
     gap: args.gap,
@@ -49,12 +51,13 @@ async function planWithConstants(scenario: Scenario, args: PlanArgs, output: Out
   // "No plan fits" comes with the minimal conflicting requirements and the smallest fixes.
   let diagnosis: Diagnosis | undefined;
   if (result.status === 'infeasible' && (args.diagnose ?? true)) diagnosis = await diagnose(scenario, { reSolveTimeLimitS: Math.min(3, args.timeLimit / 3) });
+  const extras = await planExtras(scenario, result, prepared, args);
   if (args.json) {
-    output.out(JSON.stringify({ ...planResultJson(result), ...(diagnosis ? { diagnosis: diagnosisJson(diagnosis) } : {}), ...(calibration ? { calibration: calibrationJson(calibration) } : {}) }, null, 2));
+    output.out(JSON.stringify({ ...planResultJson(result), ...(diagnosis ? { diagnosis: diagnosisJson(diagnosis) } : {}), ...extras.json, ...(calibration ? { calibration: calibrationJson(calibration) } : {}) }, null, 2));
   } else {
     output.out(formatPlanResult(scenario, result) + (diagnosis ? `
 
-${formatDiagnosis(scenario.name, diagnosis)}` : ''));
+${formatDiagnosis(scenario.name, diagnosis)}` : '') + extras.text.map((t) => `\n\n${t}`).join(''));
   }
   return result.plan ? EXIT.ok : EXIT.noPlanFits;
 }

@@ -1,0 +1,26 @@
+/**
+ * Which routes a changed scenario (sites or links removed) takes differently from the base one.
+ * Routes are fewest-hop paths (src/model/scenario.ts), not the fastest: when a removed link was
+ * the short way between two sites, their traffic takes a longer detour over other links, which
+ * can be faster or slower than before. Where no route changes, a plan of the changed scenario is
+ * timed the same in the base scenario (same sites, same links, same routes).
+ */
+import type { Scenario } from './scenario';
+
+const routeText = (scenario: Scenario, from: number, to: number): string =>
+  scenario.routes[from]![to]!.map((link) => scenario.links[link]!.label).join(', ');
+
+/** "a->c over a<->b, b<->c (was a<->c)" for each ordered pair of `changed`'s sites routed differently from `base`. */
+export function changedRoutes(base: Scenario, changed: Scenario): string[] {
+  const baseIndex = new Map(base.sites.map((site) => [site.name, site.index]));
+  const out: string[] = [];
+  for (const from of changed.sites) {
+    for (const to of changed.sites) {
+      if (from.index === to.index) continue;
+      const now = routeText(changed, from.index, to.index);
+      const was = routeText(base, baseIndex.get(from.name)!, baseIndex.get(to.name)!);
+      if (now !== was) out.push(`${from.name}->${to.name} over ${now} (was ${was})`);
+    }
+  }
+  return out;
+}
