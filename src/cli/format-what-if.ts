@@ -29,7 +29,7 @@ export const whatIfJson = (outcomes: readonly WhatIfOutcome[]) => outcomes.map((
 /** Why GPUs sit idle, and the best plan that uses them. */
 export function formatIdleGpus(explanation: IdleGpuExplanation): string {
   const lines = ['Idle GPUs (re-planned with search.allowIdleGpus: false: every GPU used)'];
-  for (const s of explanation.sites) lines.push(`  ${s.site}: ${s.idle.toLocaleString('en-US')} idle: ${s.reason}`);
+  for (const s of explanation.sites) lines.push(`  ${s.site}: ${s.idle.toLocaleString('en-US')} of ${s.gpus.toLocaleString('en-US')} GPUs idle: ${s.reason}`);
   if (explanation.planUsingThem) {
     lines.push(`  best plan using every GPU: ${planSummary(explanation.planUsingThem)}`);
     if (explanation.largestIncrease) lines.push(`  largest growth against the plan: ${explanation.largestIncrease}`);

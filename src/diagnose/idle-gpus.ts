@@ -14,6 +14,8 @@ import { diagnoseReasons } from './conflict-reasons';
 export interface IdleGpus {
   readonly site: string;
   readonly idle: number;
+  /** GPUs at the site. */
+  readonly gpus: number;
   /** Why, in words (see {@link IdleGpuExplanation.kind}). */
   readonly reason: string;
   /** Iteration time of the best plan found that uses every GPU. */
@@ -56,7 +58,7 @@ export async function explainIdleGpus(scenario: Scenario, evaluation: Evaluation
   const forced = parseScenario(forbidIdleGpus(scenario.spec));
   const result = await plan(forced, { timeLimitS: options.timeLimitS ?? 10, gap: options.gap, baselines: false });
   const each = (reason: string, planUsingThemS?: number): IdleGpus[] =>
-    idleSites.map((s) => ({ site: s.site, idle: s.gpusIdle, reason, ...(planUsingThemS === undefined ? {} : { planUsingThemS }) }));
+    idleSites.map((s) => ({ site: s.site, idle: s.gpusIdle, gpus: s.gpusUsed + s.gpusIdle, reason, ...(planUsingThemS === undefined ? {} : { planUsingThemS }) }));
   if (!result.plan || !result.evaluation) {
     if (result.status !== 'infeasible') {
       const reason = `undecided: no plan using every GPU found within ${options.timeLimitS ?? 10} s`;

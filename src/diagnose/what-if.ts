@@ -38,7 +38,7 @@ export interface WhatIfOutcome {
   readonly sites: readonly string[];
   /** With a change that splits the sites: the groups no link joins, each planned on its own. */
   readonly groups?: readonly (readonly string[])[];
-  /** Pairs of remaining sites whose traffic takes another route than in the base scenario (see src/model/route-changes.ts). */
+  /** Pairs of sites the plan uses whose traffic takes another route than in the base scenario (see src/model/route-changes.ts): where there are none, the plan is timed the same in the base scenario. */
   readonly reroutes: readonly string[];
   /** Why no plan fits (the diagnosis of each group), or why none was found. */
   readonly reasons: readonly string[];
@@ -138,7 +138,7 @@ function combine(base: Scenario, baseTimeS: number | undefined, change: string, 
     plan: best.result.plan,
     sites: best.sites,
     ...split,
-    reroutes: changedRoutes(base, best.scenario),
+    reroutes: changedRoutes(base, best.scenario, best.result.evaluation.predicted.sites.filter((u) => u.gpusUsed > 0).map((u) => u.site)),
     reasons,
   };
 }

@@ -10,13 +10,22 @@ import type { Scenario } from './scenario';
 const routeText = (scenario: Scenario, from: number, to: number): string =>
   scenario.routes[from]![to]!.map((link) => scenario.links[link]!.label).join(', ');
 
-/** "a->c over a<->b, b<->c (was a<->c)" for each ordered pair of `changed`'s sites routed differently from `base`. */
-export function changedRoutes(base: Scenario, changed: Scenario): string[] {
+/**
+ * "a->c over a<->b, b<->c (was a<->c)" for each ordered pair of `changed`'s sites (of those named
+ * in `among`, when given) routed differently from `base`; a pair whose reverse takes the same
+ * links is listed once.
+ */
+export function changedRoutes(base: Scenario, changed: Scenario, among?: readonly string[]): string[] {
   const baseIndex = new Map(base.sites.map((site) => [site.name, site.index]));
+  const sites = changed.sites.filter((site) => among === undefined || among.includes(site.name));
   const out: string[] = [];
-  for (const from of changed.sites) {
-    for (const to of changed.sites) {
+  const seen = new Set<string>();
+  for (const from of sites) {
+    for (const to of sites) {
       if (from.index === to.index) continue;
+      const links = [...changed.routes[from.index]![to.index]!].sort((x, y) => x - y).join(',');
+      if (seen.has(`${to.index}>${from.index}:${links}`)) continue;
+      seen.add(`${from.index}>${to.index}:${links}`);
       const now = routeText(changed, from.index, to.index);
       const was = routeText(base, baseIndex.get(from.name)!, baseIndex.get(to.name)!);
       if (now !== was) out.push(`${from.name}->${to.name} over ${now} (was ${was})`);
