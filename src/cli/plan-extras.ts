@@ -7,6 +7,7 @@ import type { Scenario } from '../index';
 import { readPlanFile } from '../io/files';
 import { explainIdleGpus } from '../diagnose/idle-gpus';
 import { editChange, removalChanges, whatIf, type WhatIfChange } from '../diagnose/what-if';
+import { layOutPlan } from '../model/placement';
 import { parseSpecEdit } from '../model/scenario-edits';
 import { ScenarioValidationError } from '../model/validation-error';
 import { evaluateBaselinePlan } from '../solve/baseline-plan';
@@ -47,6 +48,15 @@ export function prepareExtras(scenario: Scenario, args: PlanExtrasArgs): Prepare
     }
   }
   const baseline = args.baselinePlan === undefined ? undefined : { plan: readPlanFile(args.baselinePlan).plan, file: args.baselinePlan };
+  // A plan that is not one for this scenario (malformed, other sites) is bad input: said before any search.
+  if (baseline) {
+    try {
+      layOutPlan(scenario, baseline.plan, 'plan');
+    } catch (error) {
+      if (error instanceof ScenarioValidationError) throw error.withPrefix('', baseline.file);
+      throw error;
+    }
+  }
   return { ...(changes ? { changes } : {}), ...(baseline ? { baseline } : {}) };
 }
 
