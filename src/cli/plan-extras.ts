@@ -5,13 +5,14 @@
  */
 import type { Scenario } from '../index';
 import { readPlanFile } from '../io/files';
-import { explainIdleGpus } from '../diagnose/idle-gpus';
-import { editChange, removalChanges, whatIf, type WhatIfChange } from '../diagnose/what-if';
+import { explainIdleGpus, type IdleGpuExplanation } from '../diagnose/idle-gpus';
+import { editChange, removalChanges, whatIf, type WhatIfChange, type WhatIfOutcome } from '../diagnose/what-if';
+import type { Evaluation } from '../model/evaluate';
 import { layOutPlan } from '../model/placement';
 import { parseSpecEdit } from '../model/scenario-edits';
 import { ScenarioValidationError } from '../model/validation-error';
-import { evaluateBaselinePlan } from '../solve/baseline-plan';
-import type { PlanResult } from '../solve/plan-result';
+import type { ReportExtras } from '../report/extras-section';
+import { evaluateBaselinePlan, type BaselinePlanResult } from '../solve/baseline-plan';
 import { UsageError } from './exit-codes';
 import { baselinePlanJson, formatBaselinePlan, formatIdleGpus, formatWhatIf, idleGpusJson, whatIfJson } from './format-what-if';
 
@@ -60,11 +61,15 @@ export function prepareExtras(scenario: Scenario, args: PlanExtrasArgs): Prepare
   return { ...(changes ? { changes } : {}), ...(baseline ? { baseline } : {}) };
 }
 
-/** Runs the extras on the search's result: JSON members to add and text sections to append. */
-export async function planExtras(scenario: Scenario, result: PlanResult, prepared: PreparedExtras, args: PlanExtrasArgs): Promise<{ json: Record<string, unknown>; text: string[] }> {
+/**
+ * Runs the extras against the plan found (or given): JSON members to add, text sections to
+ * append, and the same as data for the report.
+ */
+export async function planExtras(scenario: Scenario, evaluation: Evaluation | undefined, prepared: PreparedExtras, args: PlanExtrasArgs): Promise<{ json: Record<string, unknown>; text: string[]; data: ReportExtras }> {
   const json: Record<string, unknown> = {};
   const text: string[] = [];
-  const bestS = result.evaluation?.predicted.iterationTimeS;
+  const data: { baselinePlan?: BaselinePlanResult; idleGpus?: IdleGpuExplanation; whatIf?: readonly WhatIfOutcome[] } = {};
+  const bestS = evaluation?.predicted.iterationTimeS;
   if (prepared.baseline) {
     let b;
     try {
@@ -73,18 +78,20 @@ export async function planExtras(scenario: Scenario, result: PlanResult, prepare
       if (error instanceof ScenarioValidationError) throw error.withPrefix('', prepared.baseline.file);
       throw error;
     }
+    data.baselinePlan = b;
     json['baselinePlan'] = baselinePlanJson(b);
     text.push(formatBaselinePlan(b));
   }
-  if (result.evaluation && (args.explainIdle ?? true)) {
-    const explanation = await explainIdleGpus(scenario, result.evaluation, { timeLimitS: args.timeLimit, gap: args.gap, diagnoseTimeLimitS: Math.min(3, args.timeLimit / 3) });
+  if (evaluation && (args.explainIdle ?? true)) {
+    const explanation = await explainIdleGpus(scenario, evaluation, { timeLimitS: args.timeLimit, gap: args.gap, diagnoseTimeLimitS: Math.min(3, args.timeLimit / 3) });
     json['idleGpus'] = explanation ? idleGpusJson(explanation) : [];
-    if (explanation) text.push(formatIdleGpus(explanation));
+    if (explanation) { data.idleGpus = explanation; text.push(formatIdleGpus(explanation)); }
   }
   if (prepared.changes) {
     const outcomes = await whatIf(scenario, bestS, prepared.changes, { timeLimitS: args.timeLimit, gap: args.gap, diagnoseTimeLimitS: Math.min(3, args.timeLimit / 3) });
+    data.whatIf = outcomes;
     json['whatIf'] = whatIfJson(outcomes);
     text.push(formatWhatIf(outcomes, args.timeLimit));
   }
-  return { json, text };
+  return { json, text, data };
 }

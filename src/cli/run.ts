@@ -25,6 +25,10 @@ const processOutput: Output = {
 /** `--calibration`: a profile written by `calibrate`, applied for the command (overrides the scenario's `calibration`). */
 const CALIBRATION_OPTION = { type: 'string', describe: 'Calibration profile (scaleacross calibrate --out) to apply; overrides the scenario\'s "calibration"' } as const;
 
+/** `--what-if` as given: absent, one value or several (repeated); the bare flag is ''. */
+const whatIfValues = (value: unknown): string[] | undefined =>
+  (value === undefined ? undefined : ([] as unknown[]).concat(value).map((v) => (v === undefined || v === null ? '' : String(v))));
+
 /** Runs `scaleacross` with `argv` (without node and script); resolves to the exit code. */
 export async function runCli(argv: readonly string[], output: Output = processOutput): Promise<number> {
   let code: number = EXIT.ok;
@@ -68,7 +72,7 @@ export async function runCli(argv: readonly string[], output: Output = processOu
           return true;
         }),
       async (args) => {
-        const whatIf = args['what-if'] === undefined ? undefined : ([] as unknown[]).concat(args['what-if']).map((v) => String(v ?? ''));
+        const whatIf = whatIfValues(args['what-if']);
         code = await runPlan({ scenario: args.scenario, json: args.json, timeLimit: args['time-limit'], gap: args.gap, exhaustive: args.exhaustive, quiet: args.quiet, diagnose: args.diagnose, framework: args.framework, calibration: args.calibration, whatIf, baselinePlan: args['baseline-plan'], explainIdle: args['explain-idle'] }, output, output === processOutput ? process.stderr : undefined);
       },
     )
@@ -95,12 +99,15 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('time-limit', { type: 'number', default: 10, describe: 'Seconds for the search (without --plan, or with --baselines)' })
         .option('framework', { choices: FRAMEWORKS, describe: 'Search only plans this framework runs as planned (overrides the scenario\'s search.framework)' })
         .option('calibration', CALIBRATION_OPTION)
+        .option('what-if', { type: 'string', describe: "Add the what-if table: each site and link removed (bare flag), or an edit such as 'cluster.links[0].bandwidthGbps=*0.5' (repeatable)" })
+        .option('baseline-plan', { type: 'string', describe: 'A plan file (the configuration you run today): its time and the speedup over it' })
+        .option('explain-idle', { type: 'boolean', describe: 'Say why GPUs sit idle, with the best plan using them (default: on without --plan)' })
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
           return true;
         }),
       async (args) => {
-        code = await runReport({ scenario: args.scenario, plan: args.plan, html: args.html, timeLimit: args['time-limit'], baselines: args.baselines, framework: args.framework, calibration: args.calibration }, output);
+        code = await runReport({ scenario: args.scenario, plan: args.plan, html: args.html, timeLimit: args['time-limit'], baselines: args.baselines, framework: args.framework, calibration: args.calibration, whatIf: whatIfValues(args['what-if']), baselinePlan: args['baseline-plan'], explainIdle: args['explain-idle'] }, output);
       },
     )
     .command(

@@ -51,7 +51,8 @@ async function planWithConstants(scenario: Scenario, args: PlanArgs, output: Out
   // "No plan fits" comes with the minimal conflicting requirements and the smallest fixes.
   let diagnosis: Diagnosis | undefined;
   if (result.status === 'infeasible' && (args.diagnose ?? true)) diagnosis = await diagnose(scenario, { reSolveTimeLimitS: Math.min(3, args.timeLimit / 3) });
-  const extras = await planExtras(scenario, result, prepared, args);
+  // --exhaustive never runs the MIP: no idle-GPU re-plan there unless asked for with what-if.
+  const extras = await planExtras(scenario, result.evaluation, prepared, args.exhaustive ? { ...args, explainIdle: false } : args);
   if (args.json) {
     output.out(JSON.stringify({ ...planResultJson(result), ...(diagnosis ? { diagnosis: diagnosisJson(diagnosis) } : {}), ...extras.json, ...(calibration ? { calibration: calibrationJson(calibration) } : {}) }, null, 2));
   } else {
