@@ -147,6 +147,7 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('charts', { type: 'boolean', default: true, describe: 'Write an SVG chart per swept axis next to --out (--no-charts to skip)' })
         .option('quiet', { type: 'boolean', default: false, describe: 'No progress' })
         .option('calibration', { type: 'string', describe: 'Calibration profile (scaleacross calibrate --out) applied to every scenario' })
+        .option('baseline-plan', { type: 'string', describe: 'A plan file evaluated on every scenario beside its best plan; records get baselinePlan { iterationTimeS, fits, speedup, violations }' })
         .epilog('An input that is not a valid scenario or sweep (malformed JSON, a missing section, a sweep path that does not fit its base) is recorded as invalid, with its error on one line naming the file and the JSON path, and the rest runs; the invalid inputs are listed on stderr at the end. Exit 0 once every input has a record (invalid ones included); 2 when the batch cannot start (a path that does not exist, a folder without *.json files, bad options, --out holding results without --resume); 130 interrupted. --resume skips what the results file already has, by content: a fixed input runs again.')
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
@@ -159,7 +160,7 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         const real = output === processOutput;
         code = await runBatchCommand({
           inputs: args.inputs, out: args.out, csv: args.csv, workers: args.workers, resume: args.resume, timeLimit: args['time-limit'], gap: args.gap,
-          baselines: args.baselines, shard: args.shard, timeoutGrace: args['timeout-grace'], charts: args.charts, quiet: args.quiet, calibration: args.calibration, argv,
+          baselines: args.baselines, shard: args.shard, timeoutGrace: args['timeout-grace'], charts: args.charts, quiet: args.quiet, calibration: args.calibration, baselinePlan: args['baseline-plan'], argv,
         }, output, { progressStream: real ? process.stderr : undefined, handleSigint: real });
       },
     )
