@@ -13,8 +13,10 @@ import { launchChromium } from './browser';
 async function main(): Promise<void> {
   const root = path.join(__dirname, '..', '..');
   const html = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'scaleacross-shot-')), 'report.html');
-  const code = await runCli(['report', path.join(root, 'fixtures', 'llama3-70b-three-regions.json'), '--html', html, '--what-if',
-    '--baseline-plan', path.join(root, 'fixtures', 'plans', 'llama3-70b-three-regions.plan.json')]);
+  // Paths relative to the repository, as the report prints them.
+  process.chdir(root);
+  const code = await runCli(['report', 'fixtures/llama3-70b-three-regions.json', '--html', html, '--what-if',
+    '--baseline-plan', 'fixtures/plans/llama3-70b-three-regions.plan.json']);
   if (code !== 0) throw new Error(`report exited ${code}`);
   const out = path.join(root, 'docs', 'images', 'report-what-if.png');
   const browser = await launchChromium();

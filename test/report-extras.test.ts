@@ -36,7 +36,7 @@ describe('report --what-if --baseline-plan', () => {
     expect(speedup * oursS).toBeCloseTo(todayS, 4);
     expect(page).toContain('<section id="idle-gpus"><h2>Why GPUs sit idle</h2>');
     expect(page).toContain('<section id="what-if"><h2>What if</h2>');
-    const rows = page.match(/<tr class="what-if"><td>([^<]+)<\/td>/g)!.map((r) => r.replace(/.*<td>/, '').replace('</td>', ''));
+    const rows = [...page.matchAll(/<tr class="what-if"><td[^>]*>([^<]+)<\/td>/g)].map((m) => m[1]);
     expect(rows).toEqual(['remove site h100', 'remove site a100', 'remove site b200', 'remove link h100&lt;-&gt;a100', 'remove link a100&lt;-&gt;b200']);
   });
 

@@ -14,7 +14,7 @@ export interface ReportExtras {
   readonly whatIf?: readonly WhatIfOutcome[];
 }
 
-const cellS = (x: number | null | undefined): string => `<td class="num">${x === null || x === undefined ? '-' : formatSeconds(x)}</td>`;
+const cellS = (x: number | null | undefined): string => `<td class="num" style="white-space: nowrap">${x === null || x === undefined ? '-' : formatSeconds(x)}</td>`;
 
 /** The sections, in order; none when nothing was asked or found. */
 export function extrasSections(extras: ReportExtras | undefined): string[] {
@@ -48,7 +48,7 @@ function whatIfSection(outcomes: readonly WhatIfOutcome[]): string {
       ...o.reroutes.map((r) => `re-routed: ${r}`),
       ...o.reasons,
     ];
-    return `<tr class="what-if"><td>${escapeHtml(o.change)}</td><td>${o.status}</td>${cellS(o.iterationTimeS)}${cellS(o.lowerBoundS)}<td class="num">${o.slowdown === null ? '-' : `${o.slowdown.toFixed(2)}x`}</td><td>${notes.map(escapeHtml).join('<br>')}</td></tr>`;
+    return `<tr class="what-if"><td style="white-space: nowrap">${escapeHtml(o.change)}</td><td>${o.status}</td>${cellS(o.iterationTimeS)}${cellS(o.lowerBoundS)}<td class="num">${o.slowdown === null ? '-' : `${o.slowdown.toFixed(2)}x`}</td><td>${notes.map(escapeHtml).join('<br>')}</td></tr>`;
   }).join('');
   return `<section id="what-if"><h2>What if</h2><p>Each change re-planned on its own; slowdown is its plan's time over this plan's. When a change leaves sites no link joins, the job runs in one part.</p><table><tr><th>change</th><th>status</th><th>time</th><th>bound</th><th>slowdown</th><th>plan, or why none fits</th></tr>${rows}</table></section>`;
 }
