@@ -5,7 +5,8 @@
  * the base's proven lower bound: removing a site or a link never makes the plan faster beyond the
  * gaps. Routes that change (fewest hops, test/scenario-edits.test.ts) are reported, not assumed.
  */
-import { removalChanges, whatIf } from '../src/diagnose/what-if';
+import { editChange, removalChanges, whatIf } from '../src/diagnose/what-if';
+import { parseSpecEdit, type SpecEdit } from '../src/model/scenario-edits';
 import { maxReplicas } from '../src/formulation/coefficients';
 import { dataParallelDegrees, type ParallelConfig } from '../src/formulation/search-space';
 import { evaluate } from '../src/model/evaluate';
@@ -55,6 +56,15 @@ describe('plan --what-if', () => {
     const noB200 = outcomes.find((o) => o.change === 'remove site b200')!;
     expect(noB200.slowdown!).toBeGreaterThan(1);
     expect(outcomes.find((o) => o.change === 'remove site a100')!.groups).toEqual([['h100'], ['b200']]);
+  });
+
+  it('a change no plan fits says why, with the diagnosis', async () => {
+    const base = loadFixture('small/one-site');
+    const change = editChange(base, parseSpecEdit('training.maxIterationTimeS=0.0001') as SpecEdit);
+    const [outcome] = await whatIf(base, undefined, [change], { timeLimitS: 2, diagnoseTimeLimitS: 1 });
+    expect(outcome).toMatchObject({ change: 'training.maxIterationTimeS=0.0001', status: 'infeasible', iterationTimeS: null, plan: null, slowdown: null });
+    expect(outcome!.reasons.length).toBeGreaterThan(0);
+    expect(outcome!.reasons.join('\n')).toMatch(/^the required iteration time: /m);
   });
 
   it('prints the table and the whatIf JSON, and rejects a bad edit in one line naming the option (exit 2)', async () => {
