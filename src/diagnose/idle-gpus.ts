@@ -76,7 +76,8 @@ export async function explainIdleGpus(scenario: Scenario, evaluation: Evaluation
   }
   const proven = lowerBoundUsingThemS !== null && lowerBoundUsingThemS >= baseS;
   const why = proven ? `proven: every plan using them takes at least ${lowerBoundUsingThemS!.toFixed(3)} s`
-    : `best found; plans using them take at least ${(lowerBoundUsingThemS ?? 0).toFixed(3)} s, so not proven`;
+    : lowerBoundUsingThemS === null ? 'best found; no proven bound on plans using them, so not proven'
+      : `best found; plans using them take at least ${lowerBoundUsingThemS.toFixed(3)} s, so not proven`;
   return { kind: 'slower', sites: each(`using them is slower: ${usingS.toFixed(3)} s vs ${baseS.toFixed(3)} s (${why})`, usingS), proven, ...found };
 }
 
