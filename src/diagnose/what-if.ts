@@ -118,7 +118,8 @@ function combine(base: Scenario, baseTimeS: number | undefined, change: string, 
   const named = (a: GroupAnswer, reason: string) => (groups.length > 1 ? `${a.sites.join(', ')}: ${reason}` : reason);
   const reasons = answers.filter((a) => !a.result?.plan).flatMap((a) => a.reasons.map((r) => named(a, r)));
   if (!best || !best.result?.plan || !best.result.evaluation || !best.scenario) {
-    const decided = answers.length > 0 && answers.every((a) => a.result === undefined || a.result.status === 'infeasible');
+    // No site left, or every part proven to hold no plan: decided.
+    const decided = answers.every((a) => a.result === undefined || a.result.status === 'infeasible');
     return {
       change, status: decided ? 'infeasible' : 'unknown', iterationTimeS: null, lowerBoundS: null, slowdown: null, plan: null,
       sites: groups.flat(), ...split, reroutes: [], reasons: answers.length === 0 ? ['no site left'] : reasons,
