@@ -71,7 +71,9 @@ export const smallScenarioArbitrary = fc.record({
   recompute: someOf(['none', 'full'] as const),
   zero: someOf([0, 1, 3] as const),
   allowGradientCompression: fc.boolean(),
-  allowIdleGpus: fc.constantFrom(true, true, true, false),
+  // One time in eight: with idle GPUs forbidden the search keeps only the dp that uses every GPU,
+  // so such scenarios have few candidates (bounds-random-scenarios counts them against its runs).
+  allowIdleGpus: fc.constantFrom(true, true, true, true, true, true, true, false),
   /** A required iteration time, one time in five. */
   maxIterationTimeS: fc.constantFrom(null, null, null, null, null, null, null, null, 0.03, 0.3),
 }).map((r): Json => {

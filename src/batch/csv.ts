@@ -6,9 +6,11 @@ const cell = (x: unknown): string | number => (x === null || x === undefined ? '
 
 export function resultsCsv(records: readonly BatchRecord[]): string {
   const axisPaths = [...new Set(records.flatMap((r) => (r.source.kind === 'sweep' ? Object.keys(r.source.axes) : [])))];
+  // Columns of a given baseline plan (batch --baseline-plan) only when the records have one.
+  const baseline = records.some((r) => r.baselinePlan !== undefined);
   const header = [
     'id', 'ordinal', 'name', 'source', 'sweep', ...axisPaths, 'status', 'iterationTimeS', 'iterationTimeLowS', 'iterationTimeHighS', 'intervalLevel', 'mayNotFit', 'mfu', 'gap', 'lowerBoundS',
-    'productionSpeedup', 'ppAcrossSpeedup', 'tp', 'cp', 'ep', 'pp', 'dp', 'microBatchSeqs', 'schedule', 'recompute', 'zero',
+    'productionSpeedup', 'ppAcrossSpeedup', ...(baseline ? ['baselinePlanS', 'baselinePlanFits', 'baselinePlanSpeedup'] : []), 'tp', 'cp', 'ep', 'pp', 'dp', 'microBatchSeqs', 'schedule', 'recompute', 'zero',
     'wallTimeS', 'cachedFrom', 'error',
   ];
   const rows = records.map((r) => {
@@ -17,7 +19,7 @@ export function resultsCsv(records: readonly BatchRecord[]): string {
     return [
       r.id, r.ordinal, r.name, r.source.file, r.source.kind === 'sweep' ? r.source.sweep : null, ...axisPaths.map((a) => axes[a]),
       r.status, r.iterationTimeS, r.iterationTimeLowS, r.iterationTimeHighS, r.intervalLevel, r.mayNotFit, r.mfu, r.gap, r.lowerBoundS, r.productionSpeedup, r.ppAcrossSpeedup,
-      p?.tp, p?.cp, p?.ep, p?.pp, p?.dp, p?.microBatchSeqs, p?.schedule, p?.recompute, p?.zero,
+      ...(baseline ? [r.baselinePlan?.iterationTimeS, r.baselinePlan?.fits, r.baselinePlan?.speedup] : []), p?.tp, p?.cp, p?.ep, p?.pp, p?.dp, p?.microBatchSeqs, p?.schedule, p?.recompute, p?.zero,
       r.timing.wallTimeS, r.timing.cachedFrom, r.error ?? (r.reasons.length > 0 ? r.reasons.join('; ') : null),
     ].map(cell);
   });

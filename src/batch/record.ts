@@ -4,6 +4,7 @@
  */
 import type { PlanSpec } from '../model/plan-schema';
 import type { PlanResult } from '../solve/plan-result';
+import type { BaselinePlanOutcome } from './baseline-plan-outcome';
 import type { BatchScenario, ScenarioSource } from './scenario-list';
 
 /**
@@ -38,6 +39,8 @@ export interface SolveOutcome {
   readonly reasons: readonly string[];
   readonly error: string | null;
   readonly solverTimeS: number | null;
+  /** With `--baseline-plan` only: the given plan on this scenario and the speedup over it. */
+  readonly baselinePlan?: BaselinePlanOutcome;
 }
 
 export interface BatchRecord extends Omit<SolveOutcome, 'status' | 'solverTimeS'> {
@@ -99,6 +102,8 @@ export interface RecordContext {
   readonly timeLimitS: number;
   /** The calibration profile of the batch (`file (created)`), when one was given. */
   readonly calibration?: string;
+  /** The baseline plan of the batch (`file (content hash)`), when one was given. */
+  readonly baselinePlan?: string;
 }
 
 export function makeRecord(

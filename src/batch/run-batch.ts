@@ -12,6 +12,7 @@ import { parseScenario } from '../model/scenario';
 import { ScenarioValidationError, formatIssuesOneLine } from '../model/validation-error';
 import { failedOutcome, makeRecord, type BatchRecord, type RecordContext, type SolveOutcome } from './record';
 import { sourceForMessages, type BatchScenario } from './scenario-list';
+import type { BaselinePlanTask } from './baseline-plan-outcome';
 import type { SolveTask } from './solve-task';
 import { WorkerPool } from './worker-pool';
 
@@ -32,6 +33,8 @@ export interface RunBatchOptions {
   readonly calibration?: Readonly<Record<string, number>>;
   /** The profile's interval model (with `calibration`); absent: the built-in one. */
   readonly intervalModel?: IntervalModel;
+  /** A plan evaluated on every scenario beside its best (`--baseline-plan`); records of another one are not reused. */
+  readonly baselinePlan?: BaselinePlanTask;
   /** The compiled worker entry (default: scenario-worker.js next to this module in dist/). */
   readonly workerFile?: string;
 }
@@ -60,7 +63,7 @@ export async function runBatch(pending: readonly BatchScenario[], options: RunBa
   const previousBySolveKey = new Map<string, BatchRecord>();
   for (const record of options.previous ?? []) {
     // Only answers computed with the same calibration (or both with the committed constants) are reused.
-    if (REUSABLE.has(record.status) && record.calibration === context.calibration && !previousBySolveKey.has(record.solveKey)) previousBySolveKey.set(record.solveKey, record);
+    if (REUSABLE.has(record.status) && record.calibration === context.calibration && record.baselinePlan?.source === context.baselinePlan && !previousBySolveKey.has(record.solveKey)) previousBySolveKey.set(record.solveKey, record);
   }
 
   // Invalid scenarios need no worker; the others are grouped by solve key.
@@ -102,7 +105,7 @@ export async function runBatch(pending: readonly BatchScenario[], options: RunBa
   const runner = async (): Promise<void> => {
     while (remaining.length > 0 && !options.signal?.aborted) {
       const chunk = remaining.splice(0, chunkSize(remaining.length, pool.size));
-      const task = (leader: BatchScenario): SolveTask => ({ spec: leader.spec, timeLimitS: options.timeLimitS, gap: options.gap, baselines: options.baselines, ...(options.calibration ? { calibration: options.calibration } : {}), ...(options.intervalModel ? { intervalModel: options.intervalModel } : {}) });
+      const task = (leader: BatchScenario): SolveTask => ({ spec: leader.spec, timeLimitS: options.timeLimitS, gap: options.gap, baselines: options.baselines, ...(options.calibration ? { calibration: options.calibration } : {}), ...(options.intervalModel ? { intervalModel: options.intervalModel } : {}), ...(options.baselinePlan ? { baselinePlan: options.baselinePlan } : {}) });
       let startedMs = performance.now();
       const ran = await pool.runChunk(chunk.map((group) => task(group[0]!)), (index, outcome) => {
         if (outcome.kind === 'cancelled') return;
@@ -154,6 +157,7 @@ function copyOf(scenario: BatchScenario, from: BatchRecord, context: RecordConte
     mfu: from.mfu, gap: from.gap, lowerBoundS: from.lowerBoundS,
     productionSpeedup: from.productionSpeedup, ppAcrossSpeedup: from.ppAcrossSpeedup, plan: from.plan,
     reasons: from.reasons, error: from.error, solverTimeS: from.timing.solverTimeS,
+    ...(from.baselinePlan ? { baselinePlan: from.baselinePlan } : {}),
   };
   return makeRecord(scenario, outcome, context, 0, from.id);
 }

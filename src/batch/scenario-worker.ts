@@ -13,6 +13,7 @@ import { parseScenario } from '../model/scenario';
 import { ScenarioValidationError } from '../model/validation-error';
 import type { MipBackend } from '../solve/mip-backend';
 import { defaultBackends, plan } from '../solve/plan';
+import { baselinePlanOutcome } from './baseline-plan-outcome';
 import { NeighbourSeeds } from './neighbour-seeds';
 import { failedOutcome, outcomeFromPlanResult, type SolveOutcome } from './record';
 import type { ChunkMessage, TaskAnswer } from './worker-pool';
@@ -39,7 +40,8 @@ async function solve(task: SolveTask): Promise<SolveOutcome> {
       const seeds = neighbours.for(task.spec);
       const result = await plan(scenario, { timeLimitS: task.timeLimitS, gap: task.gap, baselines: task.baselines, backends, ...(seeds ? { seeds } : {}) });
       neighbours.remember(task.spec, result);
-      return outcomeFromPlanResult(result);
+      const outcome = outcomeFromPlanResult(result);
+      return task.baselinePlan ? { ...outcome, baselinePlan: baselinePlanOutcome(scenario, task.baselinePlan, result) } : outcome;
     } finally {
       restoreInterval?.();
       restore?.();

@@ -1,4 +1,5 @@
 import type { IntervalModel } from '../model/prediction-interval';
+import type { BaselinePlanTask } from './baseline-plan-outcome';
 
 /** What the batch sends a worker thread for one scenario, and the test-only crash hook's names. */
 
@@ -12,6 +13,8 @@ export interface SolveTask {
   readonly calibration?: Readonly<Record<string, number>>;
   /** The profile's interval model (prediction intervals of the records), with `calibration`. */
   readonly intervalModel?: IntervalModel;
+  /** A given plan to evaluate beside the best one (`--baseline-plan`). */
+  readonly baselinePlan?: BaselinePlanTask;
 }
 
 /** Environment variable that arms the test-only crash hook (values: exit, throw, hang). */

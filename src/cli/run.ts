@@ -26,6 +26,10 @@ const processOutput: Output = {
 /** `--calibration`: a profile written by `calibrate`, applied for the command (overrides the scenario's `calibration`). */
 const CALIBRATION_OPTION = { type: 'string', describe: 'Calibration profile (scaleacross calibrate --out) to apply; overrides the scenario\'s "calibration"' } as const;
 
+/** `--what-if` as given: absent, one value or several (repeated); the bare flag is ''. */
+const whatIfValues = (value: unknown): string[] | undefined =>
+  (value === undefined ? undefined : ([] as unknown[]).concat(value).map((v) => (v === undefined || v === null ? '' : String(v))));
+
 /** Runs `scaleacross` with `argv` (without node and script); resolves to the exit code. */
 export async function runCli(argv: readonly string[], output: Output = processOutput): Promise<number> {
   let code: number = EXIT.ok;
@@ -61,15 +65,20 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('framework', { choices: FRAMEWORKS, describe: 'Search only plans this framework runs as planned (overrides the scenario\'s search.framework)' })
         .option('calibration', CALIBRATION_OPTION)
         .options(PLAN_COST_OPTIONS)
+        .option('what-if', { type: 'string', describe: "Re-plan with each site and each link removed (bare flag), or with an edit: 'cluster.links[0].bandwidthGbps=*0.5' scales, '=v' sets (repeatable)" })
+        .option('baseline-plan', { type: 'string', describe: 'A plan file (the configuration you run today): evaluated beside the best plan, with the speedup over it' })
+        .option('explain-idle', { type: 'boolean', default: true, describe: 'When the plan leaves GPUs idle, re-plan using every GPU and say why (--no-explain-idle skips it)' })
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
           if (!(a.gap >= 0 && a.gap < 1)) throw new UsageError('--gap must be in [0, 1)');
           return checkPlanCostOptions(a);
         }),
       async (args) => {
+        const whatIf = whatIfValues(args['what-if']);
         code = await runPlan({
           scenario: args.scenario, json: args.json, timeLimit: args['time-limit'], gap: args.gap, exhaustive: args.exhaustive, quiet: args.quiet, diagnose: args.diagnose, framework: args.framework, calibration: args.calibration,
           objective: args.objective, maxUsdPerHour: args['max-usd-per-hour'], maxTrainingDays: args['max-training-days'], pareto: args.pareto, budgets: args.budgets,
+          whatIf, baselinePlan: args['baseline-plan'], explainIdle: args['explain-idle'],
         }, output, output === processOutput ? process.stderr : undefined);
       },
     )
@@ -96,12 +105,15 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('time-limit', { type: 'number', default: 10, describe: 'Seconds for the search (without --plan, or with --baselines)' })
         .option('framework', { choices: FRAMEWORKS, describe: 'Search only plans this framework runs as planned (overrides the scenario\'s search.framework)' })
         .option('calibration', CALIBRATION_OPTION)
+        .option('what-if', { type: 'string', describe: "Add the what-if table: each site and link removed (bare flag), or an edit such as 'cluster.links[0].bandwidthGbps=*0.5' (repeatable)" })
+        .option('baseline-plan', { type: 'string', describe: 'A plan file (the configuration you run today): its time and the speedup over it' })
+        .option('explain-idle', { type: 'boolean', describe: 'Say why GPUs sit idle, with the best plan using them (default: on without --plan)' })
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
           return true;
         }),
       async (args) => {
-        code = await runReport({ scenario: args.scenario, plan: args.plan, html: args.html, timeLimit: args['time-limit'], baselines: args.baselines, framework: args.framework, calibration: args.calibration }, output);
+        code = await runReport({ scenario: args.scenario, plan: args.plan, html: args.html, timeLimit: args['time-limit'], baselines: args.baselines, framework: args.framework, calibration: args.calibration, whatIf: whatIfValues(args['what-if']), baselinePlan: args['baseline-plan'], explainIdle: args['explain-idle'] }, output);
       },
     )
     .command(
@@ -153,6 +165,7 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('charts', { type: 'boolean', default: true, describe: 'Write an SVG chart per swept axis next to --out (--no-charts to skip)' })
         .option('quiet', { type: 'boolean', default: false, describe: 'No progress' })
         .option('calibration', { type: 'string', describe: 'Calibration profile (scaleacross calibrate --out) applied to every scenario' })
+        .option('baseline-plan', { type: 'string', describe: 'A plan file evaluated on every scenario beside its best plan; records get baselinePlan { iterationTimeS, fits, speedup, violations }' })
         .epilog('An input that is not a valid scenario or sweep (malformed JSON, a missing section, a sweep path that does not fit its base) is recorded as invalid, with its error on one line naming the file and the JSON path, and the rest runs; the invalid inputs are listed on stderr at the end. Exit 0 once every input has a record (invalid ones included); 2 when the batch cannot start (a path that does not exist, a folder without *.json files, bad options, --out holding results without --resume); 130 interrupted. --resume skips what the results file already has, by content: a fixed input runs again.')
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
@@ -165,7 +178,7 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         const real = output === processOutput;
         code = await runBatchCommand({
           inputs: args.inputs, out: args.out, csv: args.csv, workers: args.workers, resume: args.resume, timeLimit: args['time-limit'], gap: args.gap,
-          baselines: args.baselines, shard: args.shard, timeoutGrace: args['timeout-grace'], charts: args.charts, quiet: args.quiet, calibration: args.calibration, argv,
+          baselines: args.baselines, shard: args.shard, timeoutGrace: args['timeout-grace'], charts: args.charts, quiet: args.quiet, calibration: args.calibration, baselinePlan: args['baseline-plan'], argv,
         }, output, { progressStream: real ? process.stderr : undefined, handleSigint: real });
       },
     )

@@ -9,6 +9,7 @@ import type { Scenario } from '../model/scenario';
 import type { BaselineResult, Bound, PlanResult, SolverReport } from '../solve/plan-result';
 import type { BreakdownBar } from './breakdown-chart';
 import { diagnosisFromReasons, type DiagnosisItem } from './diagnosis';
+import type { ReportExtras } from './extras-section';
 
 export type ReportOrigin =
   | { readonly kind: 'searched'; readonly status: PlanResult['status']; readonly bound: Bound; readonly solver: SolverReport; readonly framework?: Framework }
@@ -32,6 +33,8 @@ export interface ReportData {
   readonly frameworks?: ReturnType<typeof frameworkFit>;
   /** The calibration profile the predictions used, when one was given (a line of text). */
   readonly calibration?: string;
+  /** What was asked on top: the plan run today, why GPUs sit idle, what-if changes. */
+  readonly extras?: ReportExtras;
 }
 
 export function reportFromPlanResult(scenario: Scenario, result: PlanResult, diagnosis?: readonly DiagnosisItem[]): ReportData {

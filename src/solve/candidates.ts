@@ -77,7 +77,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
     // Memory need is non-increasing in dp (only ZeRO shards depend on it, and dp ascends): once
     // one dp fits the largest GPU, every larger one does.
     let fitsFromHere = false;
-    for (const dp of tables.dataParallelDegrees(totalMicrobatches, replicas)) {
+    for (const dp of degreesInSpace(scenario, config, tables.dataParallelDegrees(totalMicrobatches, replicas), totalMicrobatches)) {
       if ((config.tp * dp * config.cp) % (config.ep * config.expertTp) !== 0) continue; // experts are sharded over tp x cp x dp ranks (MoE Parallel Folding)
       if (restriction.framework !== undefined && !dataParallelInSpace(restriction, config, totalMicrobatches, dp, fewestMicrobatches(config))) continue;
       const k = busiestReplicaMicrobatches(totalMicrobatches, dp, fewestMicrobatches(config), divisorsOfTotal);
@@ -100,6 +100,19 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
     }
   }
   return [...candidates.sort((a, b) => a.quickBoundS - b.quickBoundS), ...infeasible];
+}
+
+/**
+ * The data-parallel degrees searched: all of `degrees`, or with `search.allowIdleGpus: false` only
+ * the one that uses every GPU of every site (dp x tp x cp x pp equal to all GPUs: no site can then
+ * hold more than it has, so each is full), when it is a whole number of replicas of at least one
+ * microbatch each.
+ */
+function degreesInSpace(scenario: Scenario, config: ParallelConfig, degrees: readonly number[], totalMicrobatches: number): readonly number[] {
+  if (scenario.search?.allowIdleGpus !== false) return degrees;
+  const allGpus = scenario.sites.reduce((sum, site) => sum + site.gpus, 0);
+  const dp = allGpus / (config.tp * config.cp * config.pp);
+  return Number.isInteger(dp) && dp <= totalMicrobatches ? [dp] : [];
 }
 
 /** The layouts of a pp-stage replica, with the sites they use (in first-use order) and the largest GPU memory among them. */

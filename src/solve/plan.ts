@@ -53,9 +53,14 @@ export interface PlanSeeds {
   readonly 'pp-across'?: readonly PlanSpec[];
 }
 
-/** The seeds that lay out on `scenario` (a plan for other sites, layers or GPU counts throws there). */
+/**
+ * The seeds that lay out on `scenario` (a plan for other sites, layers or GPU counts throws there),
+ * and with `search.allowIdleGpus: false` use every GPU.
+ */
 export function seedsFor(scenario: Scenario, plans: readonly PlanSpec[] | undefined): PlanSpec[] {
+  const allGpus = scenario.sites.reduce((sum, site) => sum + site.gpus, 0);
   return (plans ?? []).filter((seed) => {
+    if (scenario.search?.allowIdleGpus === false && seed.tp * seed.cp * seed.pp * seed.dp !== allGpus) return false;
     try {
       layOutPlan(scenario, seed);
       return true;

@@ -13,6 +13,8 @@ import { inShard, parseShard, type Shard } from '../../batch/shard';
 import { statusCounts, summaryTable } from '../../batch/summary';
 import { axisSlug, sweepChartSvg } from '../../batch/svg-chart';
 import { readBatchInputs } from '../../io/batch-inputs';
+import { readPlanFile } from '../../io/files';
+import { canonicalJson, shortHash } from '../../model/canonical-json';
 import { ResultsAppender, hasContent, readResultsFile, writeFileAtomically, writeResultsFile } from '../../io/results-store';
 import { createBatchProgress } from '../batch-progress';
 import { profileIntervalModel, profileValues } from '../../calibration/apply-profile';
@@ -34,6 +36,8 @@ export interface BatchArgs {
   readonly quiet: boolean;
   /** A calibration profile applied to every scenario. */
   readonly calibration?: string;
+  /** A plan file evaluated on every scenario beside its best plan (the configuration run today). */
+  readonly baselinePlan?: string;
   /** The command line as given (for the resume hint). */
   readonly argv: readonly string[];
 }
@@ -43,6 +47,15 @@ export interface BatchEnvironment {
   readonly progressStream?: NodeJS.WriteStream;
   /** Listen to SIGINT and SIGTERM (the real process only). */
   readonly handleSigint: boolean;
+}
+
+/** Records that answered the scenario (failed ones run again on resume). */
+const REUSED_STATUSES = new Set(['optimal', 'feasible', 'infeasible', 'unknown']);
+
+/** The plan file of `--baseline-plan`, labelled with its content hash (a changed file is another baseline). */
+function batchBaselinePlan(file: string): { readonly plan: unknown; readonly source: string } {
+  const plan = readPlanFile(file).plan;
+  return { plan, source: `${file} (${shortHash(canonicalJson(plan))})` };
 }
 
 /** Default workers: one per core. */
@@ -76,6 +89,7 @@ export async function runBatchCommand(args: BatchArgs, output: Output, env: Batc
   if (naming && !profile) {
     throw new UsageError(`${describeSource(naming.source)} names a calibration profile; batch applies one profile to every scenario: pass it with --calibration`);
   }
+  const baselinePlan = args.baselinePlan === undefined ? undefined : batchBaselinePlan(args.baselinePlan);
   const mine = list.scenarios.filter((s) => !shard || inShard(s.id, shard));
   const mineIds = new Set(mine.map((s) => s.id));
 
@@ -90,6 +104,11 @@ export async function runBatchCommand(args: BatchArgs, output: Output, env: Batc
   if (otherCalibration) {
     const what = (label: string | undefined) => (label === undefined ? 'the committed constants' : `calibration ${label}`);
     throw new UsageError(`${args.out} holds results computed with ${what(otherCalibration.calibration)}; this batch uses ${what(calibrationLabel)}: write to another --out`);
+  }
+  const otherBaseline = existing.records.find((r) => mineIds.has(r.id) && REUSED_STATUSES.has(r.status) && r.baselinePlan?.source !== baselinePlan?.source);
+  if (otherBaseline) {
+    const what = (label: string | undefined) => (label === undefined ? 'no baseline plan' : `baseline plan ${label}`);
+    throw new UsageError(`${args.out} holds results computed with ${what(otherBaseline.baselinePlan?.source)}; this batch uses ${what(baselinePlan?.source)}: write to another --out`);
   }
   if (resumed.changed) {
     writeResultsFile(args.out, resumed.records);
@@ -129,8 +148,9 @@ export async function runBatchCommand(args: BatchArgs, output: Output, env: Batc
       gap: args.gap,
       baselines: args.baselines,
       graceS: args.timeoutGrace,
-      context: { total: list.scenarios.length, batchKey: list.batchKey, timeLimitS: args.timeLimit, ...(calibrationLabel !== undefined ? { calibration: calibrationLabel } : {}) },
+      context: { total: list.scenarios.length, batchKey: list.batchKey, timeLimitS: args.timeLimit, ...(calibrationLabel !== undefined ? { calibration: calibrationLabel } : {}), ...(baselinePlan ? { baselinePlan: baselinePlan.source } : {}) },
       ...(profile ? { calibration: profileValues(profile), intervalModel: profileIntervalModel(profile) } : {}),
+      ...(baselinePlan ? { baselinePlan } : {}),
       signal: controller.signal,
       previous: existing.records,
       onRecord: (record) => {

@@ -16,6 +16,7 @@ import { calibrationJson, calibrationLine, resolveCalibration, withCalibration, 
 import { EXIT, UsageError, type Output } from '../exit-codes';
 import { diagnosisJson, formatDiagnosis } from '../format-diagnosis';
 import { formatPlanResult, planResultJson } from '../format-plan';
+import { planExtras, prepareExtras, type PlanExtrasArgs, type PreparedExtras } from '../plan-extras';
 import { runCostModes, wantsCostModes, type CostArgs } from './plan-cost';
 
 /** The options of the cost objective and the GPU-budget frontier (docs/formulation.md §10), registered on `plan` by run.ts. */
@@ -44,7 +45,7 @@ export function checkPlanCostOptions(a: { readonly objective: string; readonly '
   return true;
 }
 
-export interface PlanArgs extends Partial<CostArgs> {
+export interface PlanArgs extends Partial<CostArgs>, PlanExtrasArgs {
   readonly scenario: string;
   readonly json: boolean;
   readonly timeLimit: number;
@@ -62,14 +63,15 @@ export interface PlanArgs extends Partial<CostArgs> {
 export async function runPlan(args: PlanArgs, output: Output, progressStream?: NodeJS.WriteStream): Promise<number> {
   const scenario = loadScenario(args.scenario, { framework: args.framework });
   const calibration = resolveCalibration(args.calibration, args.scenario, scenario);
+  const prepared = prepareExtras(scenario, args);
   return withCalibration(calibration, async () => {
-    const code = await planWithConstants(scenario, args, output, progressStream, calibration);
+    const code = await planWithConstants(scenario, args, output, progressStream, calibration, prepared);
     if (calibration && !args.json) output.out(calibrationLine(calibration));
     return code;
   });
 }
 
-async function planWithConstants(scenario: Scenario, args: PlanArgs, output: Output, progressStream: NodeJS.WriteStream | undefined, calibration: ActiveCalibration | undefined): Promise<number> {
+async function planWithConstants(scenario: Scenario, args: PlanArgs, output: Output, progressStream: NodeJS.WriteStream | undefined, calibration: ActiveCalibration | undefined, prepared: PreparedExtras): Promise<number> {
   const cost: CostArgs = { ...args, objective: args.objective ?? 'time', pareto: args.pareto ?? false };
   if (wantsCostModes(cost)) return runCostModes(scenario, cost, output, calibration ? { calibration: calibrationJson(calibration) } : {});
   const result = args.exhaustive ? exhaustiveResult(scenario, args.timeLimit) : await plan(scenario, {
@@ -81,12 +83,14 @@ async function planWithConstants(scenario: Scenario, args: PlanArgs, output: Out
   // "No plan fits" comes with the minimal conflicting requirements and the smallest fixes.
   let diagnosis: Diagnosis | undefined;
   if (result.status === 'infeasible' && (args.diagnose ?? true)) diagnosis = await diagnose(scenario, { reSolveTimeLimitS: Math.min(3, args.timeLimit / 3) });
+  // --exhaustive never runs the MIP: no idle-GPU re-plan there unless asked for with what-if.
+  const extras = await planExtras(scenario, result.evaluation, prepared, args.exhaustive ? { ...args, explainIdle: false } : args);
   if (args.json) {
-    output.out(JSON.stringify({ ...planResultJson(result, scenario), ...(diagnosis ? { diagnosis: diagnosisJson(diagnosis) } : {}), ...(calibration ? { calibration: calibrationJson(calibration) } : {}) }, null, 2));
+    output.out(JSON.stringify({ ...planResultJson(result, scenario), ...(diagnosis ? { diagnosis: diagnosisJson(diagnosis) } : {}), ...extras.json, ...(calibration ? { calibration: calibrationJson(calibration) } : {}) }, null, 2));
   } else {
     output.out(formatPlanResult(scenario, result) + (diagnosis ? `
 
-${formatDiagnosis(scenario.name, diagnosis)}` : ''));
+${formatDiagnosis(scenario.name, diagnosis)}` : '') + extras.text.map((t) => `\n\n${t}`).join(''));
   }
   return result.plan ? EXIT.ok : EXIT.noPlanFits;
 }

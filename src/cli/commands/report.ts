@@ -10,8 +10,9 @@ import { reportFromGivenPlan, reportFromPlanResult, type ReportData } from '../.
 import { plan } from '../../solve/plan';
 import { calibrationLine, resolveCalibration, withCalibration } from '../calibration-option';
 import { EXIT, type Output } from '../exit-codes';
+import { planExtras, prepareExtras, type PlanExtrasArgs, type PreparedExtras } from '../plan-extras';
 
-export interface ReportArgs {
+export interface ReportArgs extends Omit<PlanExtrasArgs, 'gap'> {
   readonly scenario: string;
   readonly plan?: string;
   readonly html: string;
@@ -26,12 +27,13 @@ export interface ReportArgs {
 export async function runReport(args: ReportArgs, output: Output): Promise<number> {
   const scenario = loadScenario(args.scenario, { framework: args.framework });
   const calibration = resolveCalibration(args.calibration, args.scenario, scenario);
-  const code = await withCalibration(calibration, () => reportWithConstants(scenario, args, output, calibration ? calibrationLine(calibration) : undefined));
+  const prepared = prepareExtras(scenario, { ...args, gap: 0.01 });
+  const code = await withCalibration(calibration, () => reportWithConstants(scenario, args, output, calibration ? calibrationLine(calibration) : undefined, prepared));
   if (calibration) output.out(calibrationLine(calibration));
   return code;
 }
 
-async function reportWithConstants(scenario: Scenario, args: ReportArgs, output: Output, calibration: string | undefined): Promise<number> {
+async function reportWithConstants(scenario: Scenario, args: ReportArgs, output: Output, calibration: string | undefined, prepared: PreparedExtras): Promise<number> {
   let data: ReportData;
   let code: number = EXIT.ok;
   if (args.plan !== undefined) {
@@ -50,6 +52,9 @@ async function reportWithConstants(scenario: Scenario, args: ReportArgs, output:
     data = reportFromPlanResult(scenario, result, diagnosis?.status === 'infeasible' ? diagnosisItems(diagnosis) : undefined);
     if (!result.plan) code = EXIT.noPlanFits;
   }
+  // Idle GPUs are explained by default for a searched plan; for a given plan only when asked (it re-plans).
+  const extras = await planExtras(scenario, data.evaluation, prepared, { ...args, gap: 0.01, explainIdle: args.explainIdle ?? args.plan === undefined });
+  data = { ...data, extras: extras.data };
   writeTextFile(args.html, htmlReport(calibration ? { ...data, calibration } : data));
   const what = data.plan ? `plan ${data.origin.kind === 'given' ? 'evaluated' : 'found'}, ${data.evaluation!.predicted.iterationTimeS.toFixed(3)} s per iteration (${data.evaluation!.predicted.interval.lowS.toFixed(3)}-${data.evaluation!.predicted.interval.highS.toFixed(3)}, ${Math.round(100 * data.evaluation!.predicted.interval.level)}%)${data.evaluation!.mayNotFit ? ', may not fit' : ''}` : `no plan fits (${data.diagnosis.length} conflicting requirement(s))`;
   output.out(`Wrote ${args.html}: ${what}.`);
