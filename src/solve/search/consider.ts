@@ -19,6 +19,8 @@ import type { SearchState } from './state';
 export function consider(state: SearchState, plan: PlanSpec, engine: string, evaluation?: Evaluation): void {
   const { scenario, options, framework } = state;
   if (options.gpuBudget && !layoutWithinBudget(scenario, layOutPlan(scenario, plan), options.gpuBudget)) return;
+  // search.allowIdleGpus false: only plans that use every GPU (a sweep neighbour's seed may not).
+  if (scenario.search?.allowIdleGpus === false && plan.tp * plan.cp * plan.pp * plan.dp !== scenario.sites.reduce((sum, site) => sum + site.gpus, 0)) return;
   const asGiven = evaluation ?? evaluateLayout(scenario, layOutPlan(scenario, plan), 'closed-form');
   if (!asGiven.fitsResources) return; // network settings change no memory, GPU count or batch
   let result = { plan, evaluation: asGiven };
