@@ -97,7 +97,7 @@ export async function runCli(argv: readonly string[], output: Output = processOu
     )
     .command(
       'report <scenario>',
-      'Write a self-contained HTML report: plan, bound, breakdown, pipeline timeline, site map, memory',
+      'Write a self-contained HTML report: plan, bound, breakdown, pipeline timeline, site map, memory (and on request the GPU-budget frontier, what-if, baseline plan)',
       (y) => y.positional('scenario', { type: 'string', demandOption: true, describe: 'Scenario JSON file' })
         .option('plan', { type: 'string', describe: 'Plan JSON file (or the --json output of plan) to evaluate instead of searching' })
         .option('html', { type: 'string', demandOption: true, describe: 'HTML file to write' })
@@ -108,12 +108,15 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .option('what-if', { type: 'string', describe: "Add the what-if table: each site and link removed (bare flag), or an edit such as 'cluster.links[0].bandwidthGbps=*0.5' (repeatable)" })
         .option('baseline-plan', { type: 'string', describe: 'A plan file (the configuration you run today): its time and the speedup over it' })
         .option('explain-idle', { type: 'boolean', describe: 'Say why GPUs sit idle, with the best plan using them (default: on without --plan)' })
+        .option('pareto', { type: 'boolean', default: false, describe: 'Add the GPU-budget frontier chart (as plan --pareto), searched in a further --time-limit' })
+        .option('budgets', PLAN_COST_OPTIONS.budgets)
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
+          if (a.budgets !== undefined && !a.pareto) throw new UsageError('--budgets needs --pareto');
           return true;
         }),
       async (args) => {
-        code = await runReport({ scenario: args.scenario, plan: args.plan, html: args.html, timeLimit: args['time-limit'], baselines: args.baselines, framework: args.framework, calibration: args.calibration, whatIf: whatIfValues(args['what-if']), baselinePlan: args['baseline-plan'], explainIdle: args['explain-idle'] }, output);
+        code = await runReport({ scenario: args.scenario, plan: args.plan, html: args.html, timeLimit: args['time-limit'], baselines: args.baselines, framework: args.framework, calibration: args.calibration, whatIf: whatIfValues(args['what-if']), baselinePlan: args['baseline-plan'], explainIdle: args['explain-idle'], pareto: args.pareto, budgets: args.budgets }, output);
       },
     )
     .command(

@@ -7,7 +7,8 @@ import { gpusPaidPerSite, idleGpusReleased, planCost, pricesOf } from '../model/
 import { escapeHtml } from './html-escape';
 import type { ReportData } from './report-data';
 
-const usd = (x: number): string => (x >= 100 ? `$${Math.round(x).toLocaleString('en-US')}` : x >= 1 ? `$${x.toFixed(2)}` : `$${x.toPrecision(3)}`);
+/** `$1,234`, `$12.35`, `$0.0123`. */
+export const usd = (x: number): string => (x >= 100 ? `$${Math.round(x).toLocaleString('en-US')}` : x >= 1 ? `$${x.toFixed(2)}` : `$${x.toPrecision(3)}`);
 const gb = (bytes: number): string => (bytes / 1e9).toFixed(1);
 
 /** The section's HTML, or '' when the scenario has no prices or there is no plan. */

@@ -2,13 +2,14 @@
  * The self-contained HTML report: scenario and plan tables with the bound and gap, the
  * iteration-time breakdown beside the baselines, the cost (priced scenarios), the pipeline
  * timeline, the site map and memory per GPU per site; for an infeasible scenario, why no plan
- * fits. Inline CSS and SVG only, no scripts and nothing fetched. Every piece of user text is
+ * fits; on request the GPU-budget frontier and the what-if, baseline-plan and idle-GPU sections. Inline CSS and SVG only, no scripts and nothing fetched. Every piece of user text is
  * escaped.
  */
 import { BREAKDOWN_PARTS, breakdownChartSvg } from './breakdown-chart';
 import { costSection } from './cost-section';
 import { escapeHtml, formatPercent, formatSeconds } from './html-escape';
 import { extrasSections } from './extras-section';
+import { frontierSection } from './frontier-section';
 import { memoryChartSvg } from './memory-chart';
 import type { ReportData } from './report-data';
 import { siteMapSvg } from './site-map-svg';
@@ -55,6 +56,8 @@ export function htmlReport(data: ReportData): string {
     sections.push(`<section id="site-map-section"><h2>Site map</h2><p>Boxes: sites, their GPUs and the pipeline stages and replicas they host. Edges: links with bandwidth, round-trip time and the predicted share of the iteration each is busy (busier direction); thicker is busier.</p>${siteMapSvg(scenario, evaluation.predicted)}${linkTable(data)}</section>`);
     sections.push(`<section id="memory"><h2>Memory per GPU</h2><p>Largest memory per GPU at each site (bar) against the site's GPU capacity (black line). Peak: ${evaluation.predicted.peakMemory.totalGiB.toFixed(1)} GiB on stage ${evaluation.predicted.peakMemory.stage} at ${escapeHtml(evaluation.predicted.peakMemory.site)} (${Math.round(100 * evaluation.predicted.memoryInterval.level)}% interval ${evaluation.predicted.memoryInterval.lowGiB.toFixed(1)}-${evaluation.predicted.memoryInterval.highGiB.toFixed(1)} GiB; grey whiskers: each site's interval).</p>${memoryChartSvg(evaluation.predicted.sites)}</section>`);
   }
+  const frontier = frontierSection(data.frontier);
+  if (frontier) sections.push(frontier);
   sections.push(...extrasSections(data.extras));
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>ScaleAcross report: ${escapeHtml(scenario.name)}</title>

@@ -6,6 +6,7 @@ import { groupTimeline, type GroupTimeline } from '../model/pipeline-timeline';
 import { layOutPlan, type PlanLayout } from '../model/placement';
 import type { PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
+import type { FrontierPoint } from '../solve/pareto';
 import type { BaselineResult, Bound, PlanResult, SolverReport } from '../solve/plan-result';
 import type { BreakdownBar } from './breakdown-chart';
 import { diagnosisFromReasons, type DiagnosisItem } from './diagnosis';
@@ -35,6 +36,8 @@ export interface ReportData {
   readonly calibration?: string;
   /** What was asked on top: the plan run today, why GPUs sit idle, what-if changes. */
   readonly extras?: ReportExtras;
+  /** The GPU-budget frontier (`report --pareto`), budgets ascending. */
+  readonly frontier?: readonly FrontierPoint[];
 }
 
 export function reportFromPlanResult(scenario: Scenario, result: PlanResult, diagnosis?: readonly DiagnosisItem[]): ReportData {

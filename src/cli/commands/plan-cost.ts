@@ -7,7 +7,7 @@ import { pricesOf } from '../../model/prices';
 import type { Scenario } from '../../model/scenario';
 import type { BudgetedSearchContext } from '../../solve/budgeted-search';
 import { minimiseCost } from '../../solve/cost-objective';
-import { defaultGpuBudgets, gpuFrontier, leastGpusOfSpace } from '../../solve/pareto';
+import { defaultGpuBudgets, gpuFrontier, leastGpusOfSpace, type FrontierPoint } from '../../solve/pareto';
 import { defaultBackends, defaultConcurrentBackends } from '../../solve/plan';
 import { fastestWithinLimits, scenarioWithLimits, type PlanLimits } from '../../solve/plan-limits';
 import { EXIT, UsageError, type Output } from '../exit-codes';
@@ -53,16 +53,11 @@ export async function runCostModes(scenario: Scenario, a: CostArgs, output: Outp
   checkAgainstScenario(scenario, a);
   const budgets = a.budgets === undefined ? undefined : parseBudgets(a.budgets);
   const limits: PlanLimits = { ...(a.maxUsdPerHour === undefined ? {} : { maxUsdPerHour: a.maxUsdPerHour }), ...(a.maxTrainingDays === undefined ? {} : { maxTrainingDays: a.maxTrainingDays }) };
-  const backends = defaultBackends();
-  const concurrentBackends = defaultConcurrentBackends();
-  const context: BudgetedSearchContext = { gap: a.gap, backends, concurrentBackends, restriction: withFramework(FULL_SPACE, scenario.search?.framework) };
+  const { context, close } = costModesContext(scenario, a.gap);
   const started = Date.now();
   try {
     if (a.pareto) {
-      const grid = budgets ?? defaultGpuBudgets(scenario, leastGpusOfSpace(scenario, context));
-      const prices = pricesOf(scenario);
-      const extra = a.maxUsdPerHour !== undefined && prices ? { maxUsdPerHour: a.maxUsdPerHour, gpuHourUsd: prices.gpuHourUsd } : {};
-      const points = await gpuFrontier(scenarioWithLimits(scenario, limits), grid, a.timeLimit, context, extra);
+      const points = await frontierOf(scenario, budgets, a.timeLimit, context, limits);
       const timeS = (Date.now() - started) / 1000;
       output.out(a.json ? JSON.stringify({ ...frontierJson(points, { timeS }), limits, ...extraJson }, null, 2) : formatFrontier(scenario, points, timeS));
       return points.some((p) => p.plan) ? EXIT.ok : EXIT.noPlanFits;
@@ -79,6 +74,25 @@ export async function runCostModes(scenario: Scenario, a: CostArgs, output: Outp
     else output.out(formatPlanResult(scenario, result));
     return result.plan ? EXIT.ok : EXIT.noPlanFits;
   } finally {
-    await Promise.all([...backends, ...concurrentBackends].map((b) => b.close()));
+    await close();
   }
+}
+
+/** The search context of the cost modes and the frontier: the default backends (`close` closes them) and the scenario's framework space. */
+export function costModesContext(scenario: Scenario, gap: number): { readonly context: BudgetedSearchContext; readonly close: () => Promise<void> } {
+  const backends = defaultBackends();
+  const concurrentBackends = defaultConcurrentBackends();
+  const context: BudgetedSearchContext = { gap, backends, concurrentBackends, restriction: withFramework(FULL_SPACE, scenario.search?.framework) };
+  return { context, close: async () => { await Promise.all([...backends, ...concurrentBackends].map((b) => b.close())); } };
+}
+
+/**
+ * The GPU-budget frontier as `plan --pareto` and `report --pareto` compute it: over `budgets`
+ * (undefined: the default grid), within `limits`, in `timeLimitS` for all the budgets.
+ */
+export async function frontierOf(scenario: Scenario, budgets: readonly number[] | undefined, timeLimitS: number, context: BudgetedSearchContext, limits: PlanLimits = {}): Promise<FrontierPoint[]> {
+  const grid = budgets ?? defaultGpuBudgets(scenario, leastGpusOfSpace(scenario, context));
+  const prices = pricesOf(scenario);
+  const extra = limits.maxUsdPerHour !== undefined && prices ? { maxUsdPerHour: limits.maxUsdPerHour, gpuHourUsd: prices.gpuHourUsd } : {};
+  return gpuFrontier(scenarioWithLimits(scenario, limits), grid, timeLimitS, context, extra);
 }
