@@ -103,7 +103,7 @@ describe('selective recomputation by module', () => {
   const spec = JSON.parse(fs.readFileSync(fixturePath('deepseek-v3-moe-two-sites.json'), 'utf8'));
   spec.model.attention = { kind: 'mla', qLoraRank: 1536, kvLoraRank: 512, qkNopeHeadDim: 128, qkRopeHeadDim: 64, vHeadDim: 128 };
   const scenario = parseScenario(spec, 'deepseek-v3-mla');
-  const planWith = (extra: object) => layOutPlan(scenario, { ...readPlanFixture('deepseek-v3-moe-two-sites'), schedule: '1f1b', ...extra });
+  const planWith = (extra: object) => layOutPlan(scenario, { ...readPlanFixture('deepseek-v3-moe-two-sites'), schedule: '1f1b', recompute: 'selective', ...extra });
 
   it('Megatron-LM: --recompute-granularity selective --recompute-modules with each module a word; none without a list (Megatron\'s default is core_attn)', () => {
     const listed = exportMegatron(scenario, planWith({ recomputeModules: ['mla_up_proj', 'mlp'] }));
