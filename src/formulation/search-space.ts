@@ -84,6 +84,29 @@ export function dataParallelInSpace(restriction: SpaceRestriction, config: Paral
 
 const POWERS_OF_TWO = [1, 2, 4, 8, 16, 32, 64, 128];
 
+/**
+ * Context-parallel degrees searched by default: 1 below 32k tokens; from 32k, 1, 2, 4, 8 and
+ * further powers of two while each rank keeps at least 16k tokens (NeMo's long-context runs hold
+ * 32k per rank at 512k with cp 16 and 1M with cp 32: calibration.md §F).
+ */
+export function defaultContextParallelDegrees(seqLen: number): number[] {
+  if (seqLen < 32768) return [1];
+  return POWERS_OF_TWO.filter((cp) => cp <= 8 || seqLen / cp >= 16384);
+}
+
+/**
+ * Pipeline degrees searched by default: powers of two up to 64, and when every GPU must be used
+ * (`search.allowIdleGpus: false`) also the divisors of the GPU count up to 64, without which a
+ * cluster of 280 or 2,240 GPUs (Megatron-LM's 530B runs at tp 8, pp 35) has no plan using them all.
+ */
+export function defaultPipelineDegrees(scenario: Scenario): number[] {
+  const powers = [1, 2, 4, 8, 16, 32, 64];
+  if (scenario.search?.allowIdleGpus !== false) return powers;
+  const gpus = scenario.sites.reduce((sum, site) => sum + site.gpus, 0);
+  const divisors = Array.from({ length: 64 }, (_, i) => i + 1).filter((d) => gpus % d === 0);
+  return [...new Set([...powers, ...divisors])].sort((a, b) => a - b);
+}
+
 /** Outer configurations allowed by the scenario's `search` block (or the defaults), structurally valid. */
 export function enumerateConfigs(scenario: Scenario, restriction: SpaceRestriction): ParallelConfig[] {
   const { model, training, sites } = scenario;
@@ -92,10 +115,10 @@ export function enumerateConfigs(scenario: Scenario, restriction: SpaceRestricti
   const tpValues = (search?.tp ?? POWERS_OF_TWO.filter((t) => t <= smallestDomain)).filter((tp) =>
     model.heads % tp === 0 && (model.kvHeads % tp === 0 || tp % model.kvHeads === 0)
     && sites.every((s) => (tp <= s.scaleUpDomainGpus ? s.scaleUpDomainGpus % tp === 0 : tp % s.scaleUpDomainGpus === 0)));
-  const cpValues = (search?.cp ?? (training.seqLen >= 32768 ? [1, 2, 4, 8] : [1])).filter((cp) => training.seqLen % cp === 0);
+  const cpValues = (search?.cp ?? defaultContextParallelDegrees(training.seqLen)).filter((cp) => training.seqLen % cp === 0);
   const epValues = (search?.ep ?? (model.moe ? POWERS_OF_TWO.filter((e) => e <= 64) : [1]))
     .filter((ep) => (model.moe ? model.moe.experts % ep === 0 : ep === 1));
-  const ppValues = (search?.pp ?? [1, 2, 4, 8, 16, 32, 64]).filter((pp) => pp <= model.layers);
+  const ppValues = (search?.pp ?? defaultPipelineDegrees(scenario)).filter((pp) => pp <= model.layers);
   const microBatchValues = (search?.microBatchSeqs ?? [1, 2, 4]).filter((b) => training.globalBatchSeqs % b === 0);
   const caps = restriction.framework === undefined ? undefined : capabilitiesOf(restriction.framework);
   // A framework's space: its own schedules (the zero-bubble ones torchtitan runs by default), ZeRO stages and recomputation.
