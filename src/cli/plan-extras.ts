@@ -83,7 +83,8 @@ export async function planExtras(scenario: Scenario, evaluation: Evaluation | un
     text.push(formatBaselinePlan(b));
   }
   if (evaluation && (args.explainIdle ?? true)) {
-    const explanation = await explainIdleGpus(scenario, evaluation, { timeLimitS: args.timeLimit, gap: args.gap, diagnoseTimeLimitS: Math.min(3, args.timeLimit / 3) });
+    // The explanation's re-plan gets half the time limit: plan then takes at most 1.5x --time-limit.
+    const explanation = await explainIdleGpus(scenario, evaluation, { timeLimitS: args.timeLimit / 2, gap: args.gap, diagnoseTimeLimitS: Math.min(3, args.timeLimit / 3) });
     json['idleGpus'] = explanation ? idleGpusJson(explanation) : [];
     if (explanation) { data.idleGpus = explanation; text.push(formatIdleGpus(explanation)); }
   }

@@ -67,7 +67,7 @@ export async function runCli(argv: readonly string[], output: Output = processOu
         .options(PLAN_COST_OPTIONS)
         .option('what-if', { type: 'string', describe: "Re-plan with each site and each link removed (bare flag), or with an edit: 'cluster.links[0].bandwidthGbps=*0.5' scales, '=v' sets (repeatable)" })
         .option('baseline-plan', { type: 'string', describe: 'A plan file (the configuration you run today): evaluated beside the best plan, with the speedup over it' })
-        .option('explain-idle', { type: 'boolean', default: true, describe: 'When the plan leaves GPUs idle, re-plan using every GPU and say why (--no-explain-idle skips it)' })
+        .option('explain-idle', { type: 'boolean', default: true, describe: 'When the plan leaves GPUs idle, re-plan using every GPU (within half the time limit) and say why (--no-explain-idle skips it)' })
         .check((a) => {
           if (!(a['time-limit'] > 0 && a['time-limit'] <= 86400)) throw new UsageError('--time-limit must be a number of seconds in (0, 86400]');
           if (!(a.gap >= 0 && a.gap < 1)) throw new UsageError('--gap must be in [0, 1)');
