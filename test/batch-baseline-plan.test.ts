@@ -7,18 +7,11 @@ import * as os from 'os';
 import * as path from 'path';
 import { parse } from 'csv-parse/sync';
 import type { BatchRecord } from '../src/batch/record';
-import { runCli } from '../src/cli/run';
+import { run } from './helpers/run-cli';
 import { evaluate } from '../src/model/evaluate';
 import { fixturePath, loadFixture, readPlanFixture } from './helpers/fixtures';
 
 jest.setTimeout(90_000);
-
-async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { out: (t) => { out += `${t}\n`; }, err: (t) => { err += `${t}\n`; } });
-  return { code, out, err };
-}
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'scaleacross-batch-baseline-'));
 const readRecords = (file: string): BatchRecord[] => fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as BatchRecord);

@@ -11,7 +11,7 @@ import type { BatchRecord } from '../src/batch/record';
 import { deterministicPart } from '../src/batch/record';
 import { buildScenarioList } from '../src/batch/scenario-list';
 import { inShard } from '../src/batch/shard';
-import { runCli } from '../src/cli/run';
+import { run } from './helpers/run-cli';
 import { readBatchInputs } from '../src/io/batch-inputs';
 import { ROOT, clone, fixturePath, readFixture } from './helpers/fixtures';
 
@@ -199,13 +199,6 @@ describe('scaleacross batch --shard and merge', () => {
     expect(dup.out).toContain('duplicate(s) dropped');
   });
 });
-
-async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { out: (t) => { out += `${t}\n`; }, err: (t) => { err += `${t}\n`; } });
-  return { code, out, err };
-}
 
 describe('scaleacross batch: a bad input is recorded as invalid and the rest runs', () => {
   const noUndefined = (text: string): void => expect(text).not.toMatch(/undefined/);

@@ -3,16 +3,9 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { runCli } from '../src/cli/run';
+import { run } from './helpers/run-cli';
 import { ROWS, scenarioFor } from '../bench/plan-scaling-scenarios';
 import { ROOT, fixturePath, readPlanFixture } from './helpers/fixtures';
-
-async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { out: (t) => { out += `${t}\n`; }, err: (t) => { err += `${t}\n`; } });
-  return { code, out, err };
-}
 
 const example = fixturePath('llama3-405b-two-buildings.json');
 const examplePlan = fixturePath('plans/llama3-405b-two-buildings.plan.json');

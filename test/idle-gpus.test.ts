@@ -3,7 +3,7 @@
  * the reason read off what it returns.
  */
 import { explainIdleGpus } from '../src/diagnose/idle-gpus';
-import { runCli } from '../src/cli/run';
+import { run } from './helpers/run-cli';
 import { evaluate } from '../src/model/evaluate';
 import { parseScenario } from '../src/model/scenario';
 import { forbidIdleGpus } from '../src/model/scenario-edits';
@@ -11,13 +11,6 @@ import { plan } from '../src/solve/plan';
 import { clone, fixturePath, loadFixture, readFixture, readPlanFixture } from './helpers/fixtures';
 
 jest.setTimeout(90_000);
-
-async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { out: (t) => { out += `${t}\n`; }, err: (t) => { err += `${t}\n`; } });
-  return { code, out, err };
-}
 
 describe('idle GPUs', () => {
   it('on the three-region fixture: east\'s idle H100s come with their reason and the time of the best plan using them', async () => {

@@ -3,18 +3,11 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { profileIntervalModel } from '../src/calibration/apply-profile';
-import { runCli } from '../src/cli/run';
+import { run } from './helpers/run-cli';
 import type { CalibrationProfile } from '../src/model/calibration-profile-schema';
 import { GPU_CATALOG } from '../src/model/gpu-catalog';
 import { builtInIntervalModel } from '../src/model/prediction-interval';
 import { fixturePath } from './helpers/fixtures';
-
-async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { out: (t) => { out += `${t}\n`; }, err: (t) => { err += `${t}\n`; } });
-  return { code, out, err };
-}
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'scaleacross-intervals-'));
 const example = fixturePath('llama3-405b-two-buildings.json');

@@ -2,18 +2,11 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { runCli } from '../src/cli/run';
+import { run } from './helpers/run-cli';
 import { evaluate } from '../src/model/evaluate';
 import { fixturePath, loadFixture } from './helpers/fixtures';
 
 jest.setTimeout(60_000);
-
-async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { out: (t) => { out += `${t}\n`; }, err: (t) => { err += `${t}\n`; } });
-  return { code, out, err };
-}
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'scaleacross-report-extras-'));
 

@@ -7,7 +7,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { withFactors } from '../src/calibration/user-fit';
-import { runCli } from '../src/cli/run';
+import { run } from './helpers/run-cli';
 import { readJsonFile } from '../src/io/files';
 import { calibrationProfileSchema } from '../src/model/calibration-profile-schema';
 import { CALIBRATION } from '../src/model/calibration-constants';
@@ -15,13 +15,6 @@ import { evaluate } from '../src/model/evaluate';
 import { parseScenario } from '../src/model/scenario';
 import { jsonSchemas } from '../src/model/json-schemas';
 import { fixturePath } from './helpers/fixtures';
-
-async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { out: (t) => { out += `${t}\n`; }, err: (t) => { err += `${t}\n`; } });
-  return { code, out, err };
-}
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'scaleacross-calibrate-'));
 const rel = (file: string): string => path.relative(tmp, file);

@@ -7,20 +7,13 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { runCli } from '../src/cli/run';
+import { run } from './helpers/run-cli';
 import { clone, fixturePath, readFixture, readPlanFixture } from './helpers/fixtures';
 
 type Json = any; // free-form JSON mutated by hand
 
 /** A mutation returns a replacement document, or nothing to keep the mutated one (`null` is a replacement). */
 const result = (mutated: Json, returned: Json): Json => (returned === undefined ? mutated : returned);
-
-async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { out: (t) => { out += `${t}\n`; }, err: (t) => { err += `${t}\n`; } });
-  return { code, out, err };
-}
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'scaleacross-messages-'));
 let counter = 0;

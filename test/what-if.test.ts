@@ -12,17 +12,10 @@ import { dataParallelDegrees, type ParallelConfig } from '../src/formulation/sea
 import { evaluate } from '../src/model/evaluate';
 import type { PlanSpec } from '../src/model/plan-schema';
 import { plan } from '../src/solve/plan';
-import { runCli } from '../src/cli/run';
+import { run } from './helpers/run-cli';
 import { fixturePath, loadFixture } from './helpers/fixtures';
 
 jest.setTimeout(60_000);
-
-async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { out: (t) => { out += `${t}\n`; }, err: (t) => { err += `${t}\n`; } });
-  return { code, out, err };
-}
 
 /** Whether the base search enumerates (configuration, dp) of `p` (its dp list depends on the scenario's GPUs). */
 const dpInBaseSpace = (base: ReturnType<typeof loadFixture>, p: PlanSpec): boolean =>

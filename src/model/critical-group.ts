@@ -11,7 +11,7 @@ import { dataParallelSync } from './data-parallel-sync';
 import { modelGroupPipelines, type GroupPipeline, type PipelineTiming } from './group-pipelines';
 import { stageParams } from './memory';
 import { exposedSyncS } from './pipeline';
-import type { PlanLayout, ReplicaGroupLayout, StageLayout } from './placement';
+import { siteOccupancy, type PlanLayout, type ReplicaGroupLayout, type StageLayout } from './placement';
 import { expertDataParallel, type PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
 import { stageTime, type StageTime } from './stage-cost';
@@ -127,15 +127,8 @@ function overlapWindows(group: ReplicaGroupLayout, timeOf: (stage: number, site:
 
 /** Per replica group pipeline timing and end of iteration of a laid-out plan, and the critical group (the one `evaluate` times). */
 export function groupPipelines(scenario: Scenario, layout: PlanLayout, timing: PipelineTiming = 'timeline'): { readonly pipelines: readonly GroupPipeline[]; readonly ends: readonly GroupEnd[]; readonly criticalGroup: number } {
-  const { plan, stages, groups } = layout;
-  const usedPerSite = scenario.sites.map(() => 0);
-  const replicasOfStageAtSite = stages.map(() => scenario.sites.map(() => 0));
-  for (const group of groups) {
-    group.stageSite.forEach((site, stage) => {
-      usedPerSite[site]! += group.replicas * plan.tp * plan.cp;
-      replicasOfStageAtSite[stage]![site]! += group.replicas;
-    });
-  }
+  const { plan, stages } = layout;
+  const { usedPerSite, replicasOfStageAtSite } = siteOccupancy(scenario, layout);
   const timeOf = (stage: number, site: number): StageTime => stageTime(scenario, plan, stages[stage]!, scenario.sites[site]!, usedPerSite[site]!);
   const settings = linkSettings(scenario, plan);
   const dp = dataParallelSync(scenario, layout, replicasOfStageAtSite, usedPerSite, settings);

@@ -9,7 +9,7 @@ import { addRouteLoad, emptyLoads, linkSettings } from './cross-site';
 import { dataParallelSync } from './data-parallel-sync';
 import { pipelineSendBytes } from './group-pipelines';
 import { chainCrossings } from './pipeline';
-import type { PlanLayout } from './placement';
+import { siteOccupancy, type PlanLayout } from './placement';
 import type { Scenario } from './scenario';
 
 /** Bytes over one link in one iteration, per direction (A and B are the link's ends as the scenario lists them). */
@@ -20,7 +20,7 @@ export interface LinkBytesPerIteration {
 
 /** Bytes per iteration on every link of `scenario` (indexed as scenario.links) under the laid-out plan. */
 export function linkBytesPerIteration(scenario: Scenario, layout: PlanLayout): LinkBytesPerIteration[] {
-  const { plan, groups, stages } = layout;
+  const { plan, groups } = layout;
   const pipeline = emptyLoads(scenario);
   const sendBytes = pipelineSendBytes(scenario, plan);
   for (const group of groups) {
@@ -28,14 +28,7 @@ export function linkBytesPerIteration(scenario: Scenario, layout: PlanLayout): L
       addRouteLoad(scenario, pipeline, hop.from, hop.to, group.replicas * group.microbatches * sendBytes, 0, true);
     }
   }
-  const usedPerSite = scenario.sites.map(() => 0);
-  const replicasOfStageAtSite = stages.map(() => scenario.sites.map(() => 0));
-  for (const group of groups) {
-    group.stageSite.forEach((site, stage) => {
-      usedPerSite[site]! += group.replicas * plan.tp * plan.cp;
-      replicasOfStageAtSite[stage]![site]! += group.replicas;
-    });
-  }
+  const { usedPerSite, replicasOfStageAtSite } = siteOccupancy(scenario, layout);
   const sync = dataParallelSync(scenario, layout, replicasOfStageAtSite, usedPerSite, linkSettings(scenario, plan));
   return scenario.links.map((_, i) => ({
     aToBBytes: pipeline[i]!.aToB + sync.crossLoads[i]!.aToB,

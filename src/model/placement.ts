@@ -294,3 +294,21 @@ export function buildStages(
     };
   });
 }
+
+/**
+ * GPUs each site holds under a laid-out plan (tp x cp per replica of each stage it hosts) and
+ * replicas of each stage at each site: the occupancy both the timing (critical-group.ts) and the
+ * link traffic (link-traffic.ts) start from.
+ */
+export function siteOccupancy(scenario: Scenario, layout: PlanLayout): { readonly usedPerSite: number[]; readonly replicasOfStageAtSite: number[][] } {
+  const { plan, stages, groups } = layout;
+  const usedPerSite = scenario.sites.map(() => 0);
+  const replicasOfStageAtSite = stages.map(() => scenario.sites.map(() => 0));
+  for (const group of groups) {
+    group.stageSite.forEach((site, stage) => {
+      usedPerSite[site]! += group.replicas * plan.tp * plan.cp;
+      replicasOfStageAtSite[stage]![site]! += group.replicas;
+    });
+  }
+  return { usedPerSite, replicasOfStageAtSite };
+}
