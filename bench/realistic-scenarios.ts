@@ -11,8 +11,8 @@
 
 type Json = any; // scenario JSON, checked by parseScenario where it is used
 
-/** mulberry32: a small, fast, seedable generator (public domain). */
-function generator(seed: number): () => number {
+/** mulberry32: a small, fast, seedable generator on [0, 1) (public domain); the property tests draw from it too. */
+export function generator(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

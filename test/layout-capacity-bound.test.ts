@@ -170,7 +170,7 @@ describe('layout capacity bound', () => {
     expect(aboveCapacityBound).toBeGreaterThan(0);
   });
 
-  it('rules out the 3-site bench row\'s tp 8, pp 2 candidate up to 2.73 s, where the per-GPU capacity bound stops at 2.50 s', () => {
+  it('rules out the 3-site bench row\'s tp 8, pp 2 candidate up to 2.73 s, where the per-GPU capacity bound stops at 2.56 s', () => {
     // 70B over H100 (2,048), A100 (2,048) and B200 (1,024) sites, 1,024 microbatches: 192 whole
     // replicas on the fast sites could carry them all sooner, but dp 256 replicas must exist, and
     // those split onto the A100 site take half-replicas' GPUs from the fast sites.
@@ -190,6 +190,6 @@ describe('layout capacity bound', () => {
     const bound = layoutCapacityLowerBound(c, siteGpus);
     expect(bound).toBeCloseTo(referenceLayoutBound(c, siteGpus), 9);
     expect(bound).toBeGreaterThan(2.73);
-    expect(capacityLowerBound(c, siteGpus)).toBeLessThan(2.51);
+    expect(capacityLowerBound(c, siteGpus)).toBeLessThan(2.56);
   });
 });

@@ -27,6 +27,7 @@ export const FITTED_PARAMETERS: readonly FittedParameter[] = [
   { key: 'elementwiseBytesPerHidden', min: 16, max: 512, integer: true },
   { key: 'scoreBytesPerElement', min: 4, max: 32, integer: true },
   { key: 'tpOverlapResidual', min: 0, max: 1 },
+  { key: 'dpOverlapResidual', min: 0, max: 1 },
   { key: 'expertKernelOverheadUs', min: 0, max: 500 },
 ];
 

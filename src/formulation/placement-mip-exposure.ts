@@ -3,6 +3,7 @@
  * hidden behind compute, E, for every stage and exposure form (F11), and each class of layouts
  * with equal compute windows with its own E_w and tail (F11b).
  */
+import { CALIBRATION } from '../model/calibration-constants';
 import type { ConfigCoefficients, LayoutCoefficients } from './coefficients';
 import type { MipBuilder } from './mip';
 import type { CrossSiteColumns } from './placement-mip-hosting';
@@ -11,10 +12,13 @@ import { choicePipelineS, type Columns } from './placement-mip-replicas';
 import { largestWindowsS, undominatedStages } from './stage-classes';
 
 /** The exposure forms of exposedSyncS for given windows: E >= share x sync - window. */
-function exposureForms(c: ConfigCoefficients, windowB: number, windowF: number): { share: number; window: number }[] {
+export function exposureForms(c: ConfigCoefficients, windowB: number, windowF: number): { share: number; window: number }[] {
+  const residual = CALIBRATION.dpOverlapResidual;
+  // max(a, b) + max(c, d) is the largest of its four sums, so these forms are exposedSyncS exactly.
   return !c.overlapDp ? [{ share: 1, window: 0 }]
-    : c.config.zero === 0 ? [{ share: 1, window: windowB }]
-      : [{ share: 0.5, window: windowB }, { share: 0.5, window: windowF }, { share: 1, window: windowB + windowF }];
+    : c.config.zero === 0 ? [{ share: 1, window: windowB }, { share: residual, window: 0 }]
+      : [{ share: 1, window: windowB + windowF }, { share: (1 + residual) / 2, window: windowB },
+        { share: (1 + residual) / 2, window: windowF }, { share: residual, window: 0 }];
 }
 
 /**

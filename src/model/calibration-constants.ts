@@ -1,5 +1,5 @@
 /**
- * The calibrated constants (fitted by scripts/fit-calibration.ts on all 60 rows at once: the eight
+ * The calibrated constants (fitted by scripts/fit-calibration.ts on all 60 rows at once: the
  * constants of src/calibration/fit.ts FITTED_PARAMETERS) of the cost model: one set for every scenario and every row of the
  * calibration table (docs/calibration.md), no per-row values. Changing any of them must be
  * followed by `npm run calibration` and a look at the errors.
@@ -39,6 +39,8 @@ export const CALIBRATION = {
   expertKernelOverheadUs: 67.925,
   /** Share of tensor-parallel communication left exposed when it is overlapped with GEMMs. */
   tpOverlapResidual: 0.4125,
+  /** Share of overlapped data-parallel gradient sync left exposed however long the window (NCCL kernels taking SMs and HBM bandwidth from the compute they overlap; docs/cost-model.md §3). */
+  dpOverlapResidual: 0.25,
   /** Bytes the Adam step reads and writes per parameter it owns (fp32 master, m, v, grad; bf16 weight). */
   optimizerBytesPerParam: 34,
 } as const;

@@ -10,6 +10,7 @@
  * D_j = max(F_j, W_j - F_j / (p - 1)) / 2). The microbatch counts each schedule accepts are in
  * pipeline-schedule-rules.ts, the round-trip floor (eq. 5.8) in pipeline-round-trip.ts.
  */
+import { CALIBRATION } from './calibration-constants';
 import type { PlanSpec } from './plan-schema';
 import { stageOfVirtualStage } from './schedule-chain';
 
@@ -173,13 +174,15 @@ function sumButLargest(values: readonly number[]): number {
 /**
  * Gradient sync left exposed after a stage's compute (docs/cost-model.md §3): all of it without
  * overlap; with ZeRO-0 what the backward window cannot hide; with ZeRO >= 1 the reduce-scatter
- * half against the backward window and the all-gather half against the forward window.
+ * half against the backward window and the all-gather half against the forward window; each
+ * overlapped part at least the residual share CALIBRATION.dpOverlapResidual of itself.
  * Non-decreasing in the sync time, so the planner's bounds can call it with lower bounds.
  */
 export function exposedSyncS(plan: Pick<PlanSpec, 'zero'>, overlap: boolean, syncS: number, backwardWindowS: number, forwardWindowS: number): number {
   if (!overlap) return syncS;
-  if (plan.zero === 0) return Math.max(0, syncS - backwardWindowS);
-  return Math.max(0, syncS / 2 - backwardWindowS) + Math.max(0, syncS / 2 - forwardWindowS);
+  const residual = CALIBRATION.dpOverlapResidual;
+  if (plan.zero === 0) return Math.max(residual * syncS, syncS - backwardWindowS);
+  return Math.max(residual * syncS / 2, syncS / 2 - backwardWindowS) + Math.max(residual * syncS / 2, syncS / 2 - forwardWindowS);
 }
 
 // Re-exported for the callers that read a schedule's timing and its rules together.
