@@ -48,6 +48,28 @@ function choicePermutations(choices: readonly Choice[], symmetries: readonly Sit
 }
 
 /**
+ * The least bound of the choices from position i on (in `ordered`) running at least `k`
+ * microbatches, for every i and k, in O(1) per query: a suffix minimum per distinct microbatch
+ * count, so that each node of the walk does not scan the choices left.
+ */
+export function leastBoundTable(ordered: readonly { readonly k: number; readonly boundS: number }[]): (i: number, k: number) => number {
+  const ks = [...new Set(ordered.map((ch) => ch.k))].sort((a, b) => a - b);
+  const n = ordered.length;
+  // table[t][i]: least bound from i on among choices with k >= ks[t].
+  const table = ks.map((threshold) => {
+    const row = new Float64Array(n + 1).fill(Infinity);
+    for (let i = n - 1; i >= 0; i--) row[i] = ordered[i]!.k >= threshold ? Math.min(row[i + 1]!, ordered[i]!.boundS) : row[i + 1]!;
+    return row;
+  });
+  return (i, k) => {
+    // The first distinct count >= k (counts are few: a linear scan).
+    let t = 0;
+    while (t < ks.length && ks[t]! < k) t++;
+    return t === ks.length ? Infinity : table[t]![i]!;
+  };
+}
+
+/**
  * Depth-first over replica counts per choice (every placement of the candidate up to symmetry
  * and bounds). False when the time limit stopped it.
  */
@@ -92,6 +114,7 @@ export function enumeratePlacements(
     leastK[i] = Math.min(leastK[i + 1]!, ch.k);
     leastGpus[i] = Math.min(leastGpus[i + 1]!, ch.gpus);
   }
+  const leastBoundFrom = leastBoundTable(order.map((i) => all[i]!));
   const counts = all.map(() => 0);
   const image = all.map(() => 0);
   const free = scenario.sites.map((s) => s.gpus);
@@ -142,14 +165,9 @@ export function enumeratePlacements(
     // The replicas still to place run the microbatches left, so one of them runs at least
     // ceil(left / replicas): some choice from i on with at least that many is used, and its own
     // bound bounds every completion (the least such bound).
-    if (bounds) {
-      const busiest = Math.ceil(microbatchesLeft / replicasLeft);
-      let least = Infinity;
-      for (let p = i; p < n; p++) {
-        const ch = all[order[p]!]!;
-        if (ch.k >= busiest && ch.boundS < least) least = ch.boundS;
-      }
-      if (prunes(least)) { tally.partialPlacementsPruned++; return true; }
+    if (bounds && prunes(leastBoundFrom(i, Math.ceil(microbatchesLeft / replicasLeft)))) {
+      tally.partialPlacementsPruned++;
+      return true;
     }
     const ch = all[order[i]!]!;
     // The best plan may have improved since the choice was kept.

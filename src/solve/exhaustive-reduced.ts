@@ -32,6 +32,9 @@ const BOUND_SLACK = 1e-9;
 /** Candidates whose greedy placement seeds the best plan (reduced mode). */
 const SEED_CANDIDATES = 20;
 
+/** Milliseconds of placement walk per seed candidate before the full enumeration. */
+const SEED_WALK_MS = 50;
+
 /**
  * The reduced enumeration (docs/formulation.md §9): candidates best quick bound first, each
  * skipped when a proven lower bound on its plans is not below the best plan so far; within a
@@ -79,6 +82,16 @@ export function reducedSearch(given: Scenario, restriction: SpaceRestriction, ti
     if (restriction.framework !== undefined && frameworkIssues(restriction.framework, scenario, laidOut).length > 0) continue;
     const loaded = evaluateLayout(scenario, laidOut, 'closed-form').predicted.links.map((l) => l.bytesPerIteration > 0);
     timeNetworkSettings(scenario, restriction, plan, laidOut, loaded, bounds, bestS, onPlan, deadline, { plansEvaluated: 0 });
+  }
+  // Then a short look at each seed candidate's own placements, least-bound choices first (the
+  // walk below, cut off after SEED_WALK_MS): where the greedy placement is far from a candidate's
+  // best (one microbatch per replica, groups over sites of unlike GPUs), this finds a near-optimal
+  // plan before the full walk starts on candidates whose placements are many.
+  for (const candidate of candidates.slice(0, SEED_CANDIDATES)) {
+    if (!Number.isFinite(candidate.quickBoundS) || Date.now() >= deadline) break;
+    if (prunes(candidate.quickBoundS)) continue;
+    const seedTally = { choicesPrunedByBound: 0, partialPlacementsPruned: 0, placementsCovered: 0, placementsEvaluated: 0, plansCovered: 0, plansEvaluated: 0 };
+    enumeratePlacements(scenario, restriction, candidate.coefficients(), symmetries, prunes, bounds, bestS, onPlan, Math.min(deadline, Date.now() + SEED_WALK_MS), seedTally);
   }
   for (const candidate of candidates) {
     if (Date.now() >= deadline) { complete = false; break; }
