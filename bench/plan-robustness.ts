@@ -11,35 +11,16 @@
  * Run: npm run build && node dist/bench/plan-robustness.js [scenarios, default 50] [seed, default 20261202] [--markdown FILE]
  * (with `--markdown FILE`, the tables also go into the file's `plan-robustness` section, bench/markdown-section.ts).
  */
-import { spawnSync } from 'child_process';
-import { mkdtempSync, writeFileSync } from 'fs';
-import { tmpdir } from 'os';
-import * as path from 'path';
 import { markdownOption, SectionOutput } from './markdown-section';
+import { planFresh } from './plan-fresh';
 import { realisticScenario } from './realistic-scenarios';
 
 const { markdownFile, args: positional } = markdownOption(process.argv.slice(2));
 const count = Number(positional[0] ?? 50);
 const seed = Number(positional[1] ?? 20261202);
 const TIME_LIMIT_S = 10;
-const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.js');
-const scratch = mkdtempSync(path.join(tmpdir(), 'plan-robustness-'));
 
 interface Outcome { label: string; status: string; searchS: number | undefined; gap: number | undefined; wallS: number; timeS: number | undefined; exit: number | null }
-
-function planFresh(spec: unknown, index: number): Omit<Outcome, 'label'> {
-  const file = path.join(scratch, `scenario-${index}.json`);
-  writeFileSync(file, JSON.stringify(spec));
-  const started = process.hrtime.bigint();
-  const run = spawnSync(process.execPath, [CLI, 'plan', file, '--json', '--quiet', '--no-explain-idle'], { encoding: 'utf8', maxBuffer: 1 << 27, timeout: 120_000 });
-  const wallS = Number(process.hrtime.bigint() - started) / 1e9;
-  try {
-    const result = JSON.parse(run.stdout) as { status: string; solver?: { timeS: number }; bound?: { gap: number }; predicted?: { iterationTimeS: number } };
-    return { status: result.status, searchS: result.solver?.timeS, gap: result.bound?.gap, wallS, timeS: result.predicted?.iterationTimeS, exit: run.status };
-  } catch {
-    return { status: run.signal ? `killed (${run.signal})` : `exit ${run.status}: ${String(run.stderr).split('\n')[0]}`, searchS: undefined, gap: undefined, wallS, timeS: undefined, exit: run.status };
-  }
-}
 
 /** Nearest-rank percentile of sorted values. */
 const percentile = (sorted: readonly number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
@@ -51,7 +32,8 @@ function main(): void {
   out.line('|---:|---|---|---:|---:|---:|---:|');
   for (let i = 0; i < count; i++) {
     const { label, spec } = realisticScenario(seed, i);
-    const outcome = { label, ...planFresh(spec, i) };
+    const fresh = planFresh(spec, `scenario-${i}`, TIME_LIMIT_S);
+    const outcome: Outcome = { label, status: fresh.status, searchS: fresh.searchS, gap: fresh.gap, wallS: fresh.wallS, timeS: fresh.timeS, exit: fresh.exit };
     outcomes.push(outcome);
     const line = `| ${i} | ${label} | ${outcome.status} | ${outcome.timeS?.toFixed(3) ?? '-'} | ${outcome.gap !== undefined ? `${(outcome.gap * 100).toFixed(2)}%` : '-'} | ${outcome.searchS?.toFixed(2) ?? '-'} | ${outcome.wallS.toFixed(2)} |`;
     out.line(line);

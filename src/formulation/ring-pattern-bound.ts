@@ -27,48 +27,25 @@
  * what n split replicas take at least, so that hostings which avoid the cross-site ring by
  * splitting every replica (each class on one site) are not free.
  */
-import { addRouteLoad, emptyLoads, ringHops, routeLatencyS } from '../model/cross-site';
 import { exposedSyncS } from '../model/pipeline';
 import type { Scenario } from '../model/scenario';
 import type { ConfigCoefficients } from './coefficients';
 import { crossingFloorOf } from './crossing-floor';
+import { busiestSiteReplicas, popcount, ringLoadTable } from './ring-pattern-tables';
 import { largestWindowsS, stageClasses, undominatedStages } from './stage-classes';
 
-/** Branch-and-bound nodes one candidate may use; past it the bound is not claimed. */
+/**
+ * Branch-and-bound nodes one candidate may use on up to five sites; past it the bound is not
+ * claimed. A node checks Gale's condition over all 2^S site subsets, so on more sites the budget
+ * shrinks as 2^S grows (15,000 on six sites, 3,750 on eight): about the same time per candidate.
+ */
 export const RING_PATTERN_NODE_BUDGET = 30_000;
-/** Sites beyond which the 2^S subsets per class make the search too wide to try. */
-const MAX_SITES = 5;
+const nodeBudgetFor = (siteCount: number): number => Math.floor((RING_PATTERN_NODE_BUDGET * 32) / 2 ** Math.max(5, siteCount));
+/** Sites beyond which the 2^S subsets per class make the search too wide to try (the node budget caps it below). */
+const MAX_SITES = 8;
 
 /** A site's place along the classes: hosted from the start, left after a prefix, not yet hosted, hosted to the end. */
 const enum Phase { Prefix, Gap, None, Suffix }
-
-interface RingLoadTable {
-  /** For each nonempty site subset (bitmask), bytes per class byte on each link direction (2 per link). */
-  readonly perDirection: readonly (Float64Array | undefined)[];
-  /** Its largest hop latency, s. */
-  readonly hopLatencyS: readonly number[];
-}
-
-/**
- * Per site subset, the load a ring over it puts on each link direction per byte of the class, and
- * its longest hop: the cost model's own ring order and routing (ringHops, addRouteLoad).
- */
-function ringLoadTable(scenario: Scenario, siteCount: number): RingLoadTable {
-  const perDirection: (Float64Array | undefined)[] = [undefined];
-  const hopLatencyS: number[] = [0];
-  for (let mask = 1; mask < 1 << siteCount; mask++) {
-    const sites = [...Array(siteCount).keys()].filter((s) => mask & (1 << s));
-    const loads = emptyLoads(scenario);
-    let latency = 0;
-    for (const hop of ringHops(sites)) {
-      addRouteLoad(scenario, loads, hop.from, hop.to, (2 * (sites.length - 1)) / sites.length, 0);
-      latency = Math.max(latency, routeLatencyS(scenario, hop.from, hop.to));
-    }
-    perDirection.push(Float64Array.from(loads.flatMap((load) => [load.aToB, load.bToA])));
-    hopLatencyS.push(latency);
-  }
-  return { perDirection, hopLatencyS };
-}
 
 /**
  * A lower bound on every placement's iteration time from the least cross-site phase its class
@@ -77,7 +54,7 @@ function ringLoadTable(scenario: Scenario, siteCount: number): RingLoadTable {
  * -Infinity when not applicable (one site, no links, more than five sites, classes not
  * contiguous) or when the search runs out of its node budget.
  */
-export function ringPatternLowerBound(scenario: Scenario, c: ConfigCoefficients, siteGpus: readonly number[], pipelineBoundS: number, nodeBudget = RING_PATTERN_NODE_BUDGET): number {
+export function ringPatternLowerBound(scenario: Scenario, c: ConfigCoefficients, siteGpus: readonly number[], pipelineBoundS: number, nodeBudget = nodeBudgetFor(siteGpus.length)): number {
   return ringPatternSearch(scenario, c, siteGpus, pipelineBoundS, nodeBudget).boundS;
 }
 
@@ -89,7 +66,7 @@ export interface RingPattern {
 }
 
 /** The ring-pattern bound, with where a least hosting puts the pipeline's first and last classes. */
-export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, siteGpus: readonly number[], pipelineBoundS: number, nodeBudget = RING_PATTERN_NODE_BUDGET): RingPattern {
+export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, siteGpus: readonly number[], pipelineBoundS: number, nodeBudget = nodeBudgetFor(siteGpus.length)): RingPattern {
   const siteCount = siteGpus.length;
   if (siteCount < 2 || siteCount > MAX_SITES || scenario.links.length === 0 || c.layouts.length === 0) return { boundS: -Infinity };
   const classes = stageClasses(c).map((stages) => [...stages].sort((a, b) => a - b));
@@ -121,12 +98,18 @@ export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, sit
   const windows = c.stages.map((_, j) => largestWindowsS(c, j));
   const subsetCount = 1 << siteCount;
   const sitesIn = Uint8Array.from({ length: subsetCount }, (_, h) => popcount(h));
-  // In-site ring of stage j when its class is hosted by the sites in h: one of them holds at least
-  // ceil(dp / |h|) replicas (all dp on one site), and a ring never gets faster with more ranks.
+  // In-site ring of stage j when its class is hosted by the sites in h (eq. 4.1): one of them
+  // holds at least the busiest-site count of replicas (ceil(dp / |h|), more when small sites cap
+  // their share; busiestSiteReplicas), and a ring never gets faster with more ranks.
+  const classOfStage = new Int32Array(c.stages.length);
+  classes.forEach((stages, i) => { for (const j of stages) classOfStage[j] = i; });
   const inSiteS = c.stages.map((_, j) => Float64Array.from({ length: subsetCount }, (_, h) => {
-    const replicas = Math.ceil(c.dp / Math.max(1, sitesIn[h]!));
+    const gpus = classGpus[classOfStage[j]!]!;
+    const replicas = busiestSiteReplicas(c.dp, siteGpus, gpus, h);
     let least = Infinity;
-    for (let site = 0; site < siteCount; site++) if (h & (1 << site)) least = Math.min(least, c.ringS(j, site, replicas, false));
+    for (let site = 0; site < siteCount; site++) {
+      if (h & (1 << site) && Math.floor(siteGpus[site]! / gpus) >= replicas) least = Math.min(least, c.ringS(j, site, replicas, false));
+    }
     return least;
   }));
   const exposure = (j: number, h: number, crossS: number) => exposedSyncS(c.config, c.overlapDp, inSiteS[j]![h]! + crossS, windows[j]![0], windows[j]![1]);
@@ -216,14 +199,14 @@ export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, sit
   // Where site s may change at class i (its first stage is a cut of one of s's layouts).
   const prefixMayEnd = siteGpus.map((_, site) => Uint8Array.from(firstStage, (stage) => (prefixEnds[site]!.has(stage) ? 1 : 0)));
   const suffixMayStart = siteGpus.map((_, site) => Uint8Array.from(firstStage, (stage) => (suffixStarts[site]!.has(stage) ? 1 : 0)));
-  // The sites' phases as one code, two bits per site (at most 5 sites: 1,024 codes).
+  // The sites' phases as one code, two bits per site (at most 8 sites: 65,536 codes).
   const phaseOf = (code: number, site: number): Phase => (code >> (2 * site)) & 3;
   // Per class and phase code, the hostings allowed there and the phase code after each, in the
   // order of `subsets`: each site's membership may change only at a cut some layout makes there.
   // Computed once per (class, code) reached, instead of site by site at every node.
-  const transitionCache: (Int32Array | undefined)[] = new Array(classCount << (2 * siteCount));
+  const transitionCache = new Map<number, Int32Array>();
   const transitions = (i: number, code: number): Int32Array => {
-    let pairs = transitionCache[(i << (2 * siteCount)) | code];
+    let pairs = transitionCache.get(i * (1 << (2 * siteCount)) + code);
     if (pairs) return pairs;
     const list: number[] = [];
     for (const h of subsets) {
@@ -242,7 +225,7 @@ export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, sit
       if (allowed) list.push(h, nextCode);
     }
     pairs = Int32Array.from(list);
-    transitionCache[(i << (2 * siteCount)) | code] = pairs;
+    transitionCache.set(i * (1 << (2 * siteCount)) + code, pairs);
     return pairs;
   };
   // What the replicas that must change site add over the pipeline bound (0 when nothing must):
@@ -298,10 +281,4 @@ export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, sit
   if (!search(0, 0, 1, 0)) return { boundS: -Infinity };
   if (!leastHosting) return { boundS: Infinity };
   return { boundS: pipelineBoundS + best + c.optimizerS, leastHosting };
-}
-
-function popcount(mask: number): number {
-  let count = 0;
-  for (let m = mask; m > 0; m &= m - 1) count++;
-  return count;
 }

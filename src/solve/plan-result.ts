@@ -24,8 +24,22 @@ export interface SolverReport {
   readonly pruned: number;
   /** The search stopped at the time limit before closing the gap. */
   readonly timedOut: boolean;
+  /**
+   * The candidate whose bound is the least, so the global bound (docs/formulation.md §4): its
+   * configuration, dp, bound and the family that gave it; `open`: candidates whose bound is
+   * below the plan's time less the target gap when the search ended (0 once the gap is closed).
+   */
+  readonly boundHolder?: BoundHolder;
   /** plan --exhaustive only: what the enumeration covered. */
   readonly exhaustive?: ExhaustiveCoverage;
+}
+
+export interface BoundHolder {
+  readonly config: string;
+  readonly dp: number;
+  readonly boundS: number;
+  readonly source: string;
+  readonly open: number;
 }
 
 export interface BaselineResult {

@@ -11,7 +11,7 @@ import { checkMipPlan } from '../independent-check';
 import type { MipSolution } from '../mip-backend';
 import { polishPlacement, type PolishResult } from '../placement-polish';
 import { consider } from './consider';
-import { greedyOf, tally, type SearchState } from './state';
+import { greedyOf, raiseBound, tally, type SearchState } from './state';
 
 /** Share of the search's elapsed time that placement polishing may take. */
 const POLISH_SHARE = 0.2;
@@ -45,13 +45,13 @@ export function adoptMipPlan(state: SearchState, coefficients: ConfigCoefficient
 export function recordMipBound(state: SearchState, i: number, fasterThanS: number, placement: PlacementMip, solution: MipSolution): void {
   const provenS = solution.boundProven && Number.isFinite(solution.dualBound) ? Math.min(fasterThanS, provenIterationBoundS(placement, solution.dualBound)) : undefined;
   if (solution.status === 'infeasible') noneFaster(state, i, provenS ?? fasterThanS);
-  else if (provenS !== undefined) state.bounds[i] = Math.max(state.bounds[i]!, provenS);
+  else if (provenS !== undefined) raiseBound(state, i, provenS, provenS >= fasterThanS ? 'threshold' : 'mip');
 }
 
 /** No placement of candidate i is faster than `fasterThanS` (none at all when it is infinite). */
 export function noneFaster(state: SearchState, i: number, fasterThanS: number): void {
-  if (Number.isFinite(fasterThanS)) state.bounds[i] = Math.max(state.bounds[i]!, fasterThanS);
-  else { state.bounds[i] = Infinity; tally(state.reasons, 'no placement fits the GPUs and the batch'); }
+  if (Number.isFinite(fasterThanS)) raiseBound(state, i, fasterThanS, 'threshold');
+  else { raiseBound(state, i, Infinity, 'threshold'); tally(state.reasons, 'no placement fits the GPUs and the batch'); }
 }
 
 /** Placements no faster than the incumbent are of no use to a MIP: the solver prunes by it (§4, step 4). */

@@ -25,6 +25,7 @@ export function enumeratePhase(given: Scenario, options: SearchOptions): SearchS
     requiredS: (scenario.training.maxIterationTimeS ?? Infinity) * (1 + 1e-9),
     candidates,
     bounds: candidates.map((c) => c.quickBoundS),
+    boundSources: candidates.map(() => 'quick' as const),
     incumbent: undefined,
     greedyByCandidate: new Map(),
     reasons: new Map(),

@@ -4,8 +4,9 @@
  * plan of the space, the solver's report, and why nothing fits when nothing does.
  */
 import type { Refined } from './refine';
-import { globalBound, tally, type SearchState } from './state';
+import { globalBound, tally, threshold, type SearchState } from './state';
 import type { SearchResult } from './types';
+import type { BoundHolder } from '../plan-result';
 
 export function finishSearch(state: SearchState, refined: Refined): SearchResult {
   const { incumbent, candidates, reasons, scenario, framework } = state;
@@ -33,7 +34,18 @@ export function finishSearch(state: SearchState, refined: Refined): SearchResult
       // Candidates after the refine phase's break are pruned by the sorted quick bound.
       pruned: state.pruned + refined.unrefined,
       timedOut: state.timedOut,
+      ...(Number.isFinite(lowerBoundS) ? { boundHolder: boundHolderOf(state) } : {}),
     },
     reasons: [...reasons.entries()].map(([reason, count]) => `${reason} (${count} of ${candidates.length} configurations)`),
   };
+}
+
+/** The candidate holding the global bound (the first of the least), and how many are still open. */
+function boundHolderOf(state: SearchState): BoundHolder {
+  const { bounds, candidates, boundSources } = state;
+  const i = bounds.indexOf(globalBound(state));
+  const { tp, cp, ep, pp, microBatchSeqs, schedule, virtualStages, recompute, zero } = candidates[i]!.config;
+  const config = `tp ${tp} cp ${cp} ep ${ep} pp ${pp} mbs ${microBatchSeqs} ${schedule}${virtualStages > 1 ? ` v ${virtualStages}` : ''} recompute ${recompute} zero ${zero}`;
+  const stopAt = threshold(state);
+  return { config, dp: candidates[i]!.dp, boundS: bounds[i]!, source: boundSources[i]!, open: bounds.filter((b) => b < stopAt).length };
 }

@@ -10,7 +10,7 @@ import { forcedSpanningLowerBound, outerLowerBound, zero3GatherLowerBound } from
 import type { ConfigCoefficients } from '../../formulation/coefficients';
 import { layoutCapacityLowerBound } from '../../formulation/layout-capacity-bound';
 import { ringPatternSearch, type RingPattern } from '../../formulation/ring-pattern-bound';
-import { haveFirstFit, tally, threshold, type SearchState } from './state';
+import { haveFirstFit, raiseBound, tally, threshold, type SearchState } from './state';
 
 const BATCH_SPLIT_REASON = 'the batch cannot be shared by dp replicas (each runs at least one microbatch, at least pp with the interleaved schedule)';
 
@@ -35,21 +35,21 @@ export function refineBounds(state: SearchState, seeded: Map<number, ConfigCoeff
     if (Date.now() >= state.deadlineMs) { state.timedOut = true; break; }
     const coefficients = seeded.get(index) ?? candidate.coefficients();
     seeded.delete(index);
-    let bound = Math.max(candidate.quickBoundS, outerLowerBound(coefficients, candidate.quickBoundS),
-      capacityLowerBound(coefficients, siteGpus), forcedSpanningLowerBound(coefficients, siteGpus, candidate.quickBoundS));
+    raiseBound(state, index, outerLowerBound(coefficients, candidate.quickBoundS), 'outer');
+    raiseBound(state, index, capacityLowerBound(coefficients, siteGpus), 'capacity');
+    raiseBound(state, index, forcedSpanningLowerBound(coefficients, siteGpus, candidate.quickBoundS), 'forced-spanning');
     // In a framework's space, ZeRO-3's per-microbatch weight gathers floor the candidate too (torchtitan's
     // FSDP2); the framework-free space keeps today's bounds bit for bit (test/candidates-equivalence).
-    if (state.framework !== undefined) bound = Math.max(bound, zero3GatherLowerBound(coefficients));
+    if (state.framework !== undefined) raiseBound(state, index, zero3GatherLowerBound(coefficients), 'zero3-gathers');
     // The layout LP (step 3(e)) solves a few small LPs: only for candidates the closed forms keep.
-    if (bound < threshold(state)) bound = Math.max(bound, layoutCapacityLowerBound(coefficients, siteGpus, bound));
+    if (bounds[index]! < threshold(state)) raiseBound(state, index, layoutCapacityLowerBound(coefficients, siteGpus, bounds[index]!), 'layout-capacity');
+    const bound = bounds[index]!;
     if (!Number.isFinite(bound)) {
-      bounds[index] = Infinity;
       tally(reasons, !coefficients.layouts.some((l) => l.fittingMicrobatches.length > 0) ? 'no replica layout fits in GPU memory'
         : batchTooSmallForReplicas(coefficients) ? BATCH_SPLIT_REASON
           : 'its replicas cannot fit the sites\' GPUs and carry the batch with microbatch counts that fit memory');
       continue;
     }
-    bounds[index] = Math.max(bounds[index]!, bound);
     if (bound >= threshold(state)) { state.pruned++; continue; }
     refined.set(index, coefficients);
   }
@@ -70,6 +70,6 @@ export function liftByRingPattern(state: SearchState, i: number, coefficients: C
   const siteGpus = state.scenario.sites.map((site) => site.gpus);
   const pattern = ringPatternSearch(state.scenario, coefficients, siteGpus, state.candidates[i]!.quickBoundS);
   if (pattern.boundS === Infinity) tally(state.reasons, 'no hosting of its stage classes by the sites fits the GPUs');
-  state.bounds[i] = Math.max(state.bounds[i]!, pattern.boundS);
+  raiseBound(state, i, pattern.boundS, 'ring-pattern');
   return pattern;
 }

@@ -12,6 +12,8 @@ import { greedyOf, haveFirstFit, type SearchState } from './state';
 import type { SearchOptions } from './types';
 
 const HEURISTIC_SEEDS = 20;
+/** The fewest-sites starts go up to candidates that need this many of the largest sites. */
+const MOST_SEED_SITES = 4;
 
 /** Candidates the greedy heuristic seeds the incumbent from. */
 const heuristicSeedCount = (options: SearchOptions): number => options.heuristicSeeds ?? HEURISTIC_SEEDS;
@@ -23,7 +25,7 @@ const heuristicSeedCount = (options: SearchOptions): number => options.heuristic
 export function seedPhase(state: SearchState): Map<number, ConfigCoefficients> {
   for (const seed of state.options.seedPlans ?? []) if (planInSpace(seed, state.options.restriction)) consider(state, seed, 'seed');
   const seeded = seedFromHeuristic(state);
-  seedOnOneSite(state, seeded);
+  seedOnFewestSites(state, seeded);
   return seeded;
 }
 
@@ -67,27 +69,39 @@ function seedFromHeuristic(state: SearchState): Map<number, ConfigCoefficients> 
 /**
  * Candidates whose replicas all fit on one site, the best `seeds` of them by quick bound, start
  * on the fewest, largest sites too: no gradient sync crosses a link there, which the quick bound
- * (compute and pipeline only) does not reward, so they may sit far down the list.
+ * (compute and pipeline only) does not reward, so they may sit far down the list. Then, for k = 2
+ * to 4, the best `seeds` that need the k largest sites (and not fewer): rings over k sites
+ * instead of all of them (on six and eight sites the first incumbent had been 1.5-7x the best
+ * plan; most of the time limit then went to refining the bounds it could not prune, and few MIPs
+ * ran). Where the fewest-sites start is the fastest-first one (concentratedPlacement is then
+ * undefined), that one is offered: it had been left out, and with it the 8-site 70B scenario's
+ * best plan (one GB200 site, 1.438 s; the first incumbent had been 5.387 s).
  */
-function seedOnOneSite(state: SearchState, seeded: ReadonlyMap<number, ConfigCoefficients>): void {
+function seedOnFewestSites(state: SearchState, seeded: ReadonlyMap<number, ConfigCoefficients>): void {
   const { scenario, candidates } = state;
   if (scenario.sites.length <= 1 || haveFirstFit(state)) return;
   const seeds = heuristicSeedCount(state.options);
-  const largestSiteGpus = Math.max(...scenario.sites.map((site) => site.gpus));
-  const oneSitePlans: PlanSpec[] = [];
-  let tried = 0;
-  for (let i = 0; i < candidates.length && tried < seeds && Date.now() < state.deadlineMs; i++) {
-    const candidate = candidates[i]!;
-    if (!Number.isFinite(candidate.quickBoundS)) break;
-    if (state.incumbent && candidate.quickBoundS >= state.incumbent.evaluation.predicted.iterationTimeS) break;
-    const { tp, cp, pp } = candidate.config;
-    if (seeded.has(i) || candidate.dp * tp * cp * pp > largestSiteGpus) continue;
-    tried++;
-    const coefficients = candidate.coefficients();
-    const concentrated = concentratedPlacement(scenario, coefficients);
-    if (concentrated) oneSitePlans.push(planOfGroups(coefficients, scenario, concentrated));
+  // reach[k - 1]: GPUs of the k largest sites.
+  const reach: number[] = [];
+  for (const gpus of scenario.sites.map((site) => site.gpus).sort((a, b) => b - a)) reach.push((reach[reach.length - 1] ?? 0) + gpus);
+  for (let sites = 1; sites <= Math.min(MOST_SEED_SITES, scenario.sites.length - 1); sites++) {
+    const plans: PlanSpec[] = [];
+    let tried = 0;
+    for (let i = 0; i < candidates.length && tried < seeds && Date.now() < state.deadlineMs; i++) {
+      const candidate = candidates[i]!;
+      if (!Number.isFinite(candidate.quickBoundS)) break;
+      if (state.incumbent && candidate.quickBoundS >= state.incumbent.evaluation.predicted.iterationTimeS) break;
+      const { tp, cp, pp } = candidate.config;
+      const gpus = candidate.dp * tp * cp * pp;
+      if (seeded.has(i) || gpus > reach[sites - 1]! || (sites > 1 && gpus <= reach[sites - 2]!)) continue;
+      tried++;
+      const coefficients = candidate.coefficients();
+      // Undefined when it is the fastest-first start: that one then.
+      const groups = concentratedPlacement(scenario, coefficients) ?? greedyOf(state, i, coefficients);
+      if (groups) plans.push(planOfGroups(coefficients, scenario, groups));
+    }
+    considerBestFirst(state, plans, 'heuristic');
   }
-  considerBestFirst(state, oneSitePlans, 'heuristic');
 }
 
 /** The greedy placements of the best refined candidates (by bound, in MIP order on ties), before any MIP runs. */

@@ -37,6 +37,8 @@ export interface SearchState {
   readonly candidates: readonly Candidate[];
   /** bounds[i]: candidate i's best proven lower bound so far, s (its quick bound until it is visited). */
   readonly bounds: number[];
+  /** boundSources[i]: the family that gave bounds[i] (raiseBound), for the solver's report. */
+  readonly boundSources: BoundSource[];
   /** The best plan so far; every phase may replace it with a faster one (consider.ts). */
   incumbent: Incumbent | undefined;
   /** The greedy placement of candidate i, computed once (greedyOf). */
@@ -61,6 +63,21 @@ export interface SearchState {
   polishedS: number;
   /** When progress was last reported, ms since the epoch. */
   lastReportMs: number;
+}
+
+/**
+ * Where a candidate's bound comes from (docs/formulation.md §4): its quick bound (steps 1-2), a
+ * closed form of step 3 (outer, capacity, forced spanning, ZeRO-3 gathers, layout capacity), the
+ * ring-pattern bound (3(d)), its placement MIP's dual bound, or the threshold its MIP proved
+ * nothing faster than (F0).
+ */
+export type BoundSource = 'quick' | 'outer' | 'capacity' | 'forced-spanning' | 'zero3-gathers' | 'layout-capacity' | 'ring-pattern' | 'mip' | 'threshold';
+
+/** Raises candidate i's bound to `boundS` when that is higher, and records its source. */
+export function raiseBound(state: SearchState, i: number, boundS: number, source: BoundSource): void {
+  if (!(boundS > state.bounds[i]!)) return;
+  state.bounds[i] = boundS;
+  state.boundSources[i] = source;
 }
 
 /** The least of the candidates' bounds, s: a bound on every plan of the space. */
