@@ -11,7 +11,9 @@ import { CALIBRATION } from '../../src/model/calibration-constants';
 import { routeLatencyS } from '../../src/model/cross-site';
 import { stageMemory, stageParams } from './memory';
 import { allReduceS, dataParallelTier } from '../../src/model/network';
-import { chainCrossings, exposedSyncS, fillDrainS, forwardPartS, shortPipelineS } from '../../src/model/pipeline';
+import { chainCrossings, exposedSyncS, fillDrainS, forwardPartS, roundTripProfile, shortPipelineS } from '../../src/model/pipeline';
+import { hasStageFloor } from '../../src/model/pipeline-stage-floor';
+import { stageFloorCoefficients, type StageFloorCoefficients } from '../../src/formulation/stage-floor-coefficients';
 import { balancedLayers, buildStages, type StageLayout } from './placement';
 import type { PlanSpec } from '../../src/model/plan-schema';
 import type { Scenario } from '../../src/model/scenario';
@@ -139,8 +141,16 @@ export function computeCoefficients(
     const steps = layout.stageSite.map((site, j) => times[site]![j]!.totalS);
     // The m-independent part of the bubble, non-decreasing in the (optimistic) stage times.
     const forwards = steps.map((step, j) => forwardPartS(step, times[layout.stageSite[j]!]![j]!));
-    const bubbleS = fillDrainS(steps, forwards, plan);
-    const shortPipelineGapS = shortPipelineS(steps, forwards, steps.length - 1, plan);
+    let bubbleS = fillDrainS(steps, forwards, plan);
+    let shortPipelineGapS = shortPipelineS(steps, forwards, steps.length - 1, plan);
+    // 1F1B and ZB-H1: eq. 5.9a's bubble and the rows' stage-floor terms, at zero link step.
+    let stageFloor: StageFloorCoefficients | undefined;
+    if (hasStageFloor(plan)) {
+      const boundaries = layout.stageSite.slice(1).map((to, q) => ({ virtualStage: q, latencyS: to === layout.stageSite[q] ? 0 : routeLatencyS(scenario, layout.stageSite[q]!, to), stepS: 0 }))
+        .filter((b) => layout.stageSite[b.virtualStage] !== layout.stageSite[b.virtualStage + 1]);
+      ({ bubbleS, stageFloor } = stageFloorCoefficients(scenario, layout, roundTripProfile(steps, forwards, plan, boundaries)!, steps));
+      shortPipelineGapS = 0;
+    }
     const crossingsPerLink = new Map<number, number>();
     let crossingLatencyS = 0;
     const hops = chainCrossings(layout.stageSite, config);
@@ -167,7 +177,7 @@ export function computeCoefficients(
     });
     return {
       layout, maxStepS: Math.max(...steps), bubbleS, shortPipelineGapS, crossingsPerLink, crossings: hops.length, crossingLatencyS,
-      gpusPerSite, maxReplicas: layoutReplicas, fittingMicrobatches, backwardWindowS, forwardWindowS,
+      gpusPerSite, maxReplicas: layoutReplicas, fittingMicrobatches, backwardWindowS, forwardWindowS, ...(stageFloor ? { stageFloor } : {}),
     };
   });
 

@@ -6,6 +6,7 @@
  */
 import type { ConfigCoefficients } from './coefficients';
 import { exposureOf } from './stage-classes';
+import { fillLatencyOf } from './stage-floor-coefficients';
 
 /**
  * Every replica runs at least the fewest microbatches any layout fits (the interleaved schedule
@@ -17,13 +18,13 @@ export function batchTooSmallForReplicas(c: ConfigCoefficients): boolean {
 
 /**
  * The least time of a replica of each layout beside its k microbatch steps: bubble, fill/drain
- * latencies, optimizer, and its own exposed gradient sync (F11b: at least the spread in-site ring
+ * latencies (for 1F1B and ZB-H1 eq. 5.9a's: the crossings before the slowest stage), optimizer, and its own exposed gradient sync (F11b: at least the spread in-site ring
  * less what its layout's compute windows hide).
  */
 export function replicaFixedS(c: ConfigCoefficients): number[] {
   return c.layouts.map((l) => {
     const ownExposureS = Math.max(0, ...c.stages.map((_, j) => exposureOf(c, c.intraSyncSpreadS[j]!, l.backwardWindowS[j]!, l.forwardWindowS[j]!)));
-    return l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS + ownExposureS;
+    return l.bubbleS + fillLatencyOf(l) + c.optimizerS + ownExposureS;
   });
 }
 
