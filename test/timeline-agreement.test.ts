@@ -156,6 +156,9 @@ describe('stage floor (eq. 5.9)', () => {
       }
       expect(m * Math.max(...steps) + terms.bubbleS + before).toBeLessThanOrEqual(spanS * (1 + 1e-12));
       for (const h of hops) expect(terms.chainS + 2 * latencyS + (m + 1) * h.stepS).toBeLessThanOrEqual(spanS * (1 + 1e-12));
+      // F6's round-trip row: eq. 5.8 at zero link step plus each crossing's step once.
+      const steps1 = hops.reduce((sum, h) => sum + h.stepS, 0);
+      expect(roundTripFloorS(atZero, m) + steps1).toBeLessThanOrEqual(spanS * (1 + 1e-12));
     }), { numRuns: Number(process.env['PROPERTY_RUNS'] ?? 2000) });
   });
 

@@ -116,7 +116,7 @@ const maxCrossings = (choices: readonly PlacementChoice[], link: number): number
  * F6: T covers every used choice's pipeline (k x max(slowest stage, link step) + bubble +
  * fill/drain crossings) plus the exposed gradient sync E and the optimizer step. For 1F1B and
  * ZB-H1 (layouts with eq. 5.9 terms) the stage-bound row charges only the crossings before the
- * slowest stage (eq. 5.9a), a second row the round-trip floor with every crossing twice (eq. 5.8),
+ * slowest stage (eq. 5.9a), a second row the round-trip floor with every crossing once (eq. 5.8),
  * and the link-bound row is eq. 5.9b: (k + 1) link steps plus the chain and every latency twice.
  */
 export function addPipelineTimeRows(cols: Columns, c: ConfigCoefficients): void {
@@ -143,15 +143,16 @@ export function addPipelineTimeRows(cols: Columns, c: ConfigCoefficients): void 
       const stageFixed = stageFloor ? closedFormFixedS(c, ch.layout, k) : fixed;
       const floorS = roundTripFloorOf(ch.layout, k) + c.optimizerS;
       const bigM = stageFloor
-        ? Math.max(linkSteps * upper + linkFixed, stageSteps * upper + k * ch.layout.maxStepS + stageFixed, 2 * crossings * upper + floorS)
+        ? Math.max(linkSteps * upper + linkFixed, stageSteps * upper + k * ch.layout.maxStepS + stageFixed, crossings * upper + floorS)
         : (k + 2 * crossings) * upper + k * ch.layout.maxStepS + fixed;
       // Steady state at the slowest GPU stage; fill and drain cross the link (eq. 5.4: 2 x crossings times; eq. 5.9a: before the slowest stage).
       b.addRow(`pipeline_time_stage_bound[${name},link${link}]`,
         [[T, 1], [E, -1], [step, -stageSteps], [ch.usedColumn, -(k * ch.layout.maxStepS + stageFixed) - bigM]], -bigM, Infinity);
-      // Eq. 5.8 waits out every crossing at least twice (with eq. 5.4 this row is the one above).
+      // Every chain of eq. 5.8 waits out each crossing at least once (its first backward's round
+      // trip passes those before the stage once and those after it twice; the drain may be hidden).
       if (stageFloor && floorS > c.optimizerS) {
         b.addRow(`pipeline_time_floor_bound[${name},link${link}]`,
-          [[T, 1], [E, -1], [step, -2 * crossings], [ch.usedColumn, -floorS - bigM]], -bigM, Infinity);
+          [[T, 1], [E, -1], [step, -crossings], [ch.usedColumn, -floorS - bigM]], -bigM, Infinity);
       }
       b.addRow(`pipeline_time_link_bound[${name},link${link}]`,
         [[T, 1], [E, -1], [step, -linkSteps], [ch.usedColumn, -linkFixed - bigM]], -bigM, Infinity);
