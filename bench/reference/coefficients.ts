@@ -13,7 +13,7 @@ import { stageMemory, stageParams } from './memory';
 import { allReduceS, dataParallelTier } from '../../src/model/network';
 import { chainCrossings, exposedSyncS, fillDrainS, forwardPartS, roundTripProfile, shortPipelineS } from '../../src/model/pipeline';
 import { hasStageFloor } from '../../src/model/pipeline-stage-floor';
-import { stageFloorCoefficients, type StageFloorCoefficients } from '../../src/formulation/stage-floor-coefficients';
+import { fillLatencyOf, fillStepsOn, stageFloorCoefficients, type StageFloorCoefficients } from '../../src/formulation/stage-floor-coefficients';
 import { balancedLayers, buildStages, type StageLayout } from './placement';
 import type { PlanSpec } from '../../src/model/plan-schema';
 import type { Scenario } from '../../src/model/scenario';
@@ -45,6 +45,8 @@ export interface LayoutCoefficients {
   /** Compute windows (backward, forward) before stage j's gradient sync, s. */
   readonly backwardWindowS: readonly number[];
   readonly forwardWindowS: readonly number[];
+  /** 1F1B and ZB-H1: eq. 5.9's row terms (src/formulation/stage-floor-coefficients.ts). */
+  readonly stageFloor?: StageFloorCoefficients;
 }
 
 export interface ConfigCoefficients {
@@ -244,7 +246,18 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
     let linkStep = 0;
     for (const [link, crossings] of layout.crossingsPerLink) linkStep = Math.max(linkStep, (c.dp * crossings * c.sendBytes) / c.linkBytesPerS[link]!);
     const shortS = Math.max(0, c.config.pp - k) * layout.shortPipelineGapS;
-    const pipeline = k * Math.max(layout.maxStepS, linkStep) + layout.bubbleS + shortS + 2 * layout.crossingLatencyS + 2 * layout.crossings * linkStep;
+    let pipeline = k * Math.max(layout.maxStepS, linkStep) + layout.bubbleS + shortS + 2 * layout.crossingLatencyS + 2 * layout.crossings * linkStep;
+    if (layout.stageFloor) {
+      // 1F1B and ZB-H1 (eq. 5.9): the stage line with the crossings before the slowest stage, or the link line.
+      let fillSteps = 0;
+      let linkLineS = 0;
+      for (const [link, crossings] of layout.crossingsPerLink) {
+        const step = (c.dp * crossings * c.sendBytes) / c.linkBytesPerS[link]!;
+        fillSteps = Math.max(fillSteps, fillStepsOn(layout, link) * step);
+        linkLineS = Math.max(linkLineS, (k + 1) * step + layout.stageFloor.linkRowFixedS);
+      }
+      pipeline = Math.max(k * layout.maxStepS + layout.bubbleS + fillLatencyOf(layout) + fillSteps, linkLineS);
+    }
     let exposed = 0;
     c.stages.forEach((_, j) => {
       // Every replica here: stage j's ring has all dp replicas at its site, past a pod if they overflow one.
@@ -294,7 +307,7 @@ export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly num
   const gpusPerReplica = c.config.tp * c.config.cp * c.config.pp;
   // Each replica also waits out its own exposed sync: the spread in-site ring less its layout's windows.
   const ownExposureS = (l: LayoutCoefficients) => Math.max(0, ...c.stages.map((_, j) => exposureOf(c, c.intraSyncSpreadS[j]!, l.backwardWindowS[j]!, l.forwardWindowS[j]!)));
-  const fixedS = (l: LayoutCoefficients) => l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS + ownExposureS(l);
+  const fixedS = (l: LayoutCoefficients) => l.bubbleS + fillLatencyOf(l) + c.optimizerS + ownExposureS(l);
   const breakpoints = [...new Set(c.layouts.flatMap((l) => l.fittingMicrobatches.map((k) => k * l.maxStepS + fixedS(l))))].sort((a, b) => a - b);
   const carried = (T: number): number => {
     const perGpu = siteGpus.map(() => 0);
