@@ -176,6 +176,8 @@ describe('stage floor (eq. 5.9)', () => {
       const forwardS = steps.map((s, j) => s * (sharePairs[j]![2] ? sharePairs[j]![0] : sharePairs[j]![1]));
       expect(stageFloorAtLeastS({ schedule, virtualStages: 1 }, fastest, shares, m)).toBeLessThanOrEqual(spanOf(schedule, steps, forwardS, m, []) * (1 + 1e-12));
     }), { numRuns: Number(process.env['PROPERTY_RUNS'] ?? 2000) });
+    // A candidate no microbatch count fits (k infinite) keeps an infinite quick bound, not NaN.
+    expect(stageFloorAtLeastS({ schedule: '1f1b', virtualStages: 1 }, [1, 2], [[0.3], [0.3]], Infinity)).toBe(Infinity);
   });
 
   it('equals eq. 5.1 on equal 1F1B stages, and the span where eq. 5.1 charges a light first stage\'s fill and drain', () => {

@@ -96,6 +96,7 @@ export function stageFloorTerms(profile: RoundTripProfile, stepS: readonly numbe
 export function stageFloorAtLeastS(
   plan: Pick<PlanSpec, 'schedule' | 'virtualStages'>, fastestS: readonly number[], forwardShares: readonly (readonly number[])[], k: number,
 ): number {
+  if (!(k < Infinity)) return Infinity; // no microbatch count fits: as k x the slowest step
   const split = plan.schedule === 'zb-h1';
   // stageLineS with no crossings, stage by stage with running sums (O(p): the enumeration asks per candidate).
   let fillS = 0;
