@@ -10,7 +10,7 @@ import { groupPipelines } from '../src/model/critical-group';
 import { evaluate, evaluateLayout } from '../src/model/evaluate';
 import { fewestScheduleMicrobatches, pipelineWithHopsS, roundTripFloorS, roundTripProfile, scheduleMicrobatchProblem } from '../src/model/pipeline';
 import { pipelineSpanS } from '../src/model/pipeline-span';
-import { hasStageFloor, stageFloorAtLeastS, stageFloorS, stageFloorTerms } from '../src/model/pipeline-stage-floor';
+import { hasStageFloor, stageFloorAtLeastS, stageFloorFluidBubbleS, stageFloorS, stageFloorTerms } from '../src/model/pipeline-stage-floor';
 import { simulateSchedule } from '../src/model/pipeline-timeline';
 import { isChunked, isVShaped } from '../src/model/schedule-chain';
 import { SCHEDULES } from '../src/model/plan-schema';
@@ -175,6 +175,14 @@ describe('stage floor (eq. 5.9)', () => {
       const shares = fastest.map((_, j) => [sharePairs[j]![0], sharePairs[j]![1]]);
       const forwardS = steps.map((s, j) => s * (sharePairs[j]![2] ? sharePairs[j]![0] : sharePairs[j]![1]));
       expect(stageFloorAtLeastS({ schedule, virtualStages: 1 }, fastest, shares, m)).toBeLessThanOrEqual(spanOf(schedule, steps, forwardS, m, []) * (1 + 1e-12));
+    }), { numRuns: Number(process.env['PROPERTY_RUNS'] ?? 2000) });
+    // Beside the fluid bound: the mean stage line, k x mean step + the mean bubble, is at most every such span too.
+    fc.assert(fc.property(quickCase, ({ schedule, fastest, slower, sharePairs, m }) => {
+      const steps = fastest.map((s, j) => s * slower[j]!);
+      const shares = fastest.map((_, j) => [sharePairs[j]![0], sharePairs[j]![1]]);
+      const forwardS = steps.map((s, j) => s * (sharePairs[j]![2] ? sharePairs[j]![0] : sharePairs[j]![1]));
+      const meanStepS = steps.reduce((sum, s) => sum + s, 0) / steps.length;
+      expect(m * meanStepS + stageFloorFluidBubbleS({ schedule }, fastest, shares)).toBeLessThanOrEqual(spanOf(schedule, steps, forwardS, m, []) * (1 + 1e-12));
     }), { numRuns: Number(process.env['PROPERTY_RUNS'] ?? 2000) });
     // A candidate no microbatch count fits (k infinite) keeps an infinite quick bound, not NaN.
     expect(stageFloorAtLeastS({ schedule: '1f1b', virtualStages: 1 }, [1, 2], [[0.3], [0.3]], Infinity)).toBe(Infinity);

@@ -9,7 +9,7 @@ import { busiestReplicaMicrobatches, computeCoefficients, fewestMicrobatches, ma
 import { dataParallelDegrees, enumerateConfigs, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../../src/formulation/search-space';
 import { stageMemory } from './memory';
 import { fillDrainS, forwardPartS, zeroBubbleShareS } from '../../src/model/pipeline';
-import { hasStageFloor, stageFloorAtLeastS } from '../../src/model/pipeline-stage-floor';
+import { hasStageFloor, stageFloorAtLeastS, stageFloorFluidBubbleS } from '../../src/model/pipeline-stage-floor';
 import type { Scenario } from '../../src/model/scenario';
 
 export interface Candidate {
@@ -86,9 +86,9 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
       candidates.push({
         config,
         dp,
-        // 1F1B and ZB-H1: the largest stage line at the fastest speeds (eq. 5.9a), or the fluid bound alone.
+        // 1F1B and ZB-H1: the largest stage line at the fastest speeds (eq. 5.9a), or the fluid bound plus the lines' mean bubble.
         quickBoundS: hasStageFloor(config)
-          ? Math.max(stageFloorAtLeastS(config, fastest, shares, k), totalMicrobatches / fluidRate(dp))
+          ? Math.max(stageFloorAtLeastS(config, fastest, shares, k), totalMicrobatches / fluidRate(dp) + stageFloorFluidBubbleS(config, fastest, shares))
           : Math.max(k * slowestStage, totalMicrobatches / fluidRate(dp)) + bubbleS,
         coefficients: () => computeCoefficients(scenario, config, dp, layouts, times),
       });

@@ -8,7 +8,7 @@
 import type { ConfigCoefficients } from './coefficients';
 import { busiestReplicaMicrobatches, fewestMicrobatches } from './microbatch-counts';
 import { exposureOf, largestWindowsS, stageClasses } from './stage-classes';
-import { fillLatencyOf, fillStepsOn } from './stage-floor-coefficients';
+import { fillLatencyOf, fillStepsOn, stageLinesOf } from './stage-floor-coefficients';
 
 /**
  * Outer bound (docs/formulation.md §4, step 3(a)): a lower bound on the iteration time of every
@@ -38,7 +38,7 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
     // ZB-H1's short-pipeline gaps shrink as k grows, but never faster than k x maxStep grows: k is the least.
     const shortS = Math.max(0, c.config.pp - k) * layout.shortPipelineGapS;
     const pipeline = layout.stageFloor
-      ? Math.max(k * layout.maxStepS + layout.bubbleS + fillLatencyOf(layout) + fillSteps, linkLineS)
+      ? Math.max(k * layout.maxStepS + layout.bubbleS + fillLatencyOf(layout) + fillSteps, linkLineS, stageLinesOf(layout, k))
       : k * Math.max(layout.maxStepS, linkStep) + layout.bubbleS + shortS + 2 * layout.crossingLatencyS + fillSteps;
     let exposed = 0;
     c.stages.forEach((_, j) => {

@@ -7,7 +7,7 @@
  */
 import { roundTripFloorOf, type ConfigCoefficients, type LayoutCoefficients } from './coefficients';
 import type { MipBuilder } from './mip';
-import { fillLatencyOf, fillStepsOn } from './stage-floor-coefficients';
+import { fillLatencyOf, fillStepsOn, stageLinesOf } from './stage-floor-coefficients';
 import type { Scenario } from '../model/scenario';
 
 /** One (layout, microbatch count) choice and its MIP columns. */
@@ -37,9 +37,12 @@ export interface Columns {
 const closedFormFixedS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number): number =>
   layout.bubbleS + Math.max(0, c.config.pp - k) * layout.shortPipelineGapS + fillLatencyOf(layout) + c.optimizerS;
 
-/** The same, raised to the round-trip floor of k microbatches (eq. 5.8, at zero link step) where that is more. */
+/**
+ * The same, raised to the round-trip floor of k microbatches (eq. 5.8, at zero link step) and, for
+ * 1F1B and ZB-H1, to the largest stage line (eq. 5.9a, at zero link step) where that is more.
+ */
 const choiceFixedS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number): number =>
-  Math.max(closedFormFixedS(c, layout, k), roundTripFloorOf(layout, k) - k * layout.maxStepS + c.optimizerS);
+  Math.max(closedFormFixedS(c, layout, k), Math.max(roundTripFloorOf(layout, k), stageLinesOf(layout, k)) - k * layout.maxStepS + c.optimizerS);
 
 /** The least time any replica running this choice takes: its pipeline at the slowest stage, bubble, fill latency and optimizer (F6 without E). */
 export const choicePipelineS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number): number =>
@@ -131,6 +134,8 @@ export function addPipelineTimeRows(cols: Columns, c: ConfigCoefficients): void 
       continue;
     }
     const stageFloor = ch.layout.stageFloor;
+    // 1F1B and ZB-H1: every stage line (eq. 5.9a) at zero link step, once per choice.
+    if (stageFloor) b.addRow(`pipeline_time_lines[${name}]`, [[T, 1], [E, -1], [ch.usedColumn, -(k * ch.layout.maxStepS + fixed)]], 0, Infinity);
     for (const link of links) {
       const step = linkStep.get(link)!;
       const upper = b.columnUpper(step);

@@ -4,7 +4,7 @@
  * most the op-by-op span, so the cost model can report the span itself.
  */
 import { routeLatencyS } from '../model/cross-site';
-import { stageFloorTerms } from '../model/pipeline-stage-floor';
+import { stageFloorS, stageFloorTerms } from '../model/pipeline-stage-floor';
 import type { RoundTripProfile } from '../model/pipeline-round-trip';
 import type { Scenario } from '../model/scenario';
 import type { ReplicaLayout } from './search-space';
@@ -47,3 +47,25 @@ export const fillLatencyOf = (layout: { readonly crossingLatencyS: number; reado
 /** How many steps of `link` a choice's stage-bound rows charge: 2 per crossing routed over it (eq. 5.4), or eq. 5.9's. */
 export const fillStepsOn = (layout: { readonly crossingsPerLink: ReadonlyMap<number, number>; readonly stageFloor?: StageFloorCoefficients }, link: number): number =>
   layout.stageFloor ? (layout.stageFloor.fillStepsPerLink.get(link) ?? 0) : 2 * (layout.crossingsPerLink.get(link) ?? 0);
+
+/** Eq. 5.9a's lines per profile and microbatch count: O(pp^2) each, asked for by several rows and bounds of one choice. */
+const linesCache = new WeakMap<RoundTripProfile, Map<number, number>>();
+
+/**
+ * Eq. 5.9a for a replica of this layout with k microbatches: the largest stage line at the
+ * layout's stage times, crossing latencies and zero link step (0 without eq. 5.9 terms). Every
+ * term is non-decreasing in the times and in k, so it is at most the phase of any such replica.
+ */
+export function stageLinesOf(layout: { readonly roundTrip?: RoundTripProfile; readonly stageFloor?: StageFloorCoefficients }, k: number): number {
+  const profile = layout.roundTrip;
+  if (!profile || !layout.stageFloor) return 0;
+  let byK = linesCache.get(profile);
+  if (!byK) { byK = new Map(); linesCache.set(profile, byK); }
+  let linesS = byK.get(k);
+  if (linesS === undefined) {
+    const stepS = profile.forwardS.map((f, j) => f + profile.backS[j]! + profile.weightS[j]!);
+    linesS = stageFloorS(profile, stepS, [], k);
+    byK.set(k, linesS);
+  }
+  return linesS;
+}

@@ -120,3 +120,21 @@ export function stageFloorAtLeastS(
   }
   return floorS;
 }
+
+/**
+ * The quick bound's bubble beside the fluid bound (1F1B and ZB-H1): every stage line is at most
+ * the span, so their mean is too: span >= k x mean_j S_j + mean_j P_j, P_j the line's part without
+ * k S_j (1F1B: the steps of the stages before j, fill and drain; ZB-H1: their forwards, form A) at
+ * the least times `fastestS` and `forwardShares` allow. The replica's rate 1 / mean_j S_j is at
+ * most the mean of its stages' rates (the harmonic mean is at most the arithmetic one), which the
+ * fluid bound caps, so the fluid bound plus mean_j P_j bounds the iteration.
+ */
+export function stageFloorFluidBubbleS(plan: Pick<PlanSpec, 'schedule'>, fastestS: readonly number[], forwardShares: readonly (readonly number[])[]): number {
+  let prefixS = 0;
+  let sumS = 0;
+  fastestS.forEach((s, j) => {
+    sumS += prefixS;
+    prefixS += plan.schedule === 'zb-h1' ? s * Math.min(...forwardShares[j]!) : s;
+  });
+  return fastestS.length > 0 ? sumS / fastestS.length : 0;
+}

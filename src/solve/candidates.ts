@@ -10,7 +10,7 @@ import { EnumerationTables, type ConfigStageTables, type SiteStageTimes } from '
 import { CALIBRATION, NETWORK } from '../model/calibration-constants';
 import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
 import { fillDrainS, forwardPartS, forwardShareTermS } from '../model/pipeline';
-import { hasStageFloor, stageFloorAtLeastS } from '../model/pipeline-stage-floor';
+import { hasStageFloor, stageFloorAtLeastS, stageFloorFluidBubbleS } from '../model/pipeline-stage-floor';
 import type { Schedule } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import type { StageTimePlan } from '../model/stage-cost';
@@ -185,11 +185,11 @@ function fastestForwardS(steps: FastestSteps, schedule: Schedule): number[] {
  * The quick bound (docs/formulation.md §4, step 1): the busiest replica's k steps at the fastest
  * speeds, or the fluid bound, plus the least bubble; for 1F1B and ZB-H1, whose bubble depends on
  * which stage is slowest (eq. 5.9a), the largest stage line at the fastest speeds, or the fluid
- * bound alone.
+ * bound plus the stage lines' mean bubble.
  */
 function quickBoundS(config: ParallelConfig, steps: FastestSteps, k: number, fluidS: number, bubbleS: number): number {
   if (!hasStageFloor(config)) return Math.max(k * steps.slowestStageS, fluidS) + bubbleS;
-  return Math.max(stageFloorAtLeastS(config, steps.fastestS, steps.forwardShares, k), fluidS);
+  return Math.max(stageFloorAtLeastS(config, steps.fastestS, steps.forwardShares, k), fluidS + stageFloorFluidBubbleS(config, steps.fastestS, steps.forwardShares));
 }
 
 /**
