@@ -16,7 +16,8 @@ export const hasStageFloor = (plan: Pick<PlanSpec, 'schedule' | 'virtualStages'>
  * for the forwards of stages 0..j-1 and the crossings between them (`fill`); then it runs its m
  * forwards, backwards and weight passes one at a time (form A); and after its last backward B(m-1)
  * it runs exactly min(m, j + 1) weight passes (ZB-H1; none for 1F1B), while B(m-1) still has to
- * travel back through stages j-1..0 and their crossings, and stage 0 ends with its W (form B).
+ * travel back through stages j-1..0 and their crossings, and stage 0 ends with its W (form B);
+ * form C also waits for its first backward's round trip (stageFormsS).
  * `stepS[j]` is at least f + b + w of stage j. Non-decreasing in every time and in m: the planner's
  * bounds may call it with optimistic times and the fewest microbatches.
  */
@@ -25,9 +26,25 @@ export function stageLineS(profile: RoundTripProfile, stepS: readonly number[], 
   let fillS = 0;
   let drainS = j > 0 ? w[0]! : 0;
   for (let i = 0; i < j; i++) { fillS += f[i]! + x[i]!; drainS += b[i]! + x[i]!; }
-  const formA = fillS + m * stepS[j]!;
-  const formB = fillS + m * (f[j]! + b[j]!) + (m - Math.min(m, j + 1)) * w[j]! + drainS;
-  return Math.max(formA, formB);
+  let roundTripS = 0;
+  for (let i = j + 1; i < f.length; i++) roundTripS += f[i]! + b[i]! + 2 * x[i - 1]!;
+  return stageFormsS(fillS, drainS, roundTripS, stepS[j]!, f[j]!, b[j]!, w[j]!, j, f.length, m);
+}
+
+/**
+ * Eq. 5.9a's three forms for stage j of p with m microbatches, from its fill, drain and the round
+ * trip through the later stages and crossings: A, fill + m S_j; B, fill + all of stage j's ops
+ * before its last backward + drain; C, B with its first backward waiting for the round trip: B(0)
+ * ends no earlier than fill + F_j + round trip + B_j, after which stage j runs its other m - 1
+ * backwards, the forwards from F(p - j) on (it holds p - j microbatches) and the weight passes
+ * before its last backward. Every coefficient is non-negative.
+ */
+function stageFormsS(fillS: number, drainS: number, roundTripS: number, stepS: number, f: number, b: number, w: number, j: number, p: number, m: number): number {
+  const weightsBeforeS = (m - Math.min(m, j + 1)) * w;
+  const formA = fillS + m * stepS;
+  const formB = fillS + m * (f + b) + weightsBeforeS + drainS;
+  const formC = fillS + f + roundTripS + m * b + Math.max(0, m - (p - j)) * f + weightsBeforeS + drainS;
+  return Math.max(formA, formB, formC);
 }
 
 /**
@@ -99,24 +116,28 @@ export function stageFloorAtLeastS(
   if (!(k < Infinity)) return Infinity; // no microbatch count fits: as k x the slowest step
   const split = plan.schedule === 'zb-h1';
   // stageLineS with no crossings, stage by stage with running sums (O(p): the enumeration asks per candidate).
-  let fillS = 0;
-  let backsS = 0;
-  let firstWeightS = 0;
-  let floorS = 0;
-  for (let j = 0; j < fastestS.length; j++) {
-    const shares = forwardShares[j]!;
+  const p = fastestS.length;
+  const f: number[] = [];
+  const b: number[] = [];
+  let allS = 0;
+  for (let j = 0; j < p; j++) {
     let least = Infinity;
     let most = -Infinity;
-    for (const share of shares) { least = Math.min(least, share); most = Math.max(most, share); }
-    const f = fastestS[j]! * least;
-    const b = (fastestS[j]! * (1 - most)) / (split ? 2 : 1);
-    const w = split ? b : 0;
-    if (j === 0) firstWeightS = w;
-    const formA = fillS + k * fastestS[j]!;
-    const formB = fillS + k * (f + b) + (k - Math.min(k, j + 1)) * w + backsS + (j > 0 ? firstWeightS : 0);
-    floorS = Math.max(floorS, formA, formB);
-    fillS += f;
-    backsS += b;
+    for (const share of forwardShares[j]!) { least = Math.min(least, share); most = Math.max(most, share); }
+    f.push(fastestS[j]! * least);
+    b.push((fastestS[j]! * (1 - most)) / (split ? 2 : 1));
+    allS += f[j]! + b[j]!;
+  }
+  let fillS = 0;
+  let backsS = 0;
+  let floorS = 0;
+  for (let j = 0; j < p; j++) {
+    const w = split ? b[j]! : 0;
+    const drainS = backsS + (j > 0 && split ? b[0]! : 0);
+    const roundTripS = allS - fillS - backsS - f[j]! - b[j]!;
+    floorS = Math.max(floorS, stageFormsS(fillS, drainS, roundTripS, fastestS[j]!, f[j]!, b[j]!, w, j, p, k));
+    fillS += f[j]!;
+    backsS += b[j]!;
   }
   return floorS;
 }
