@@ -11,7 +11,7 @@ import { groupPipelines } from '../src/model/critical-group';
 import { evaluate, evaluateLayout } from '../src/model/evaluate';
 import { fewestScheduleMicrobatches, pipelineWithHopsS, roundTripFloorS, roundTripProfile, scheduleMicrobatchProblem } from '../src/model/pipeline';
 import { pipelineSpanS } from '../src/model/pipeline-span';
-import { hasStageFloor, stageFloorAtLeastS, stageFloorFluidBubbleS, stageFloorS, stageFloorTerms } from '../src/model/pipeline-stage-floor';
+import { hasStageFloor, roundTripLineS, stageFloorAtLeastS, stageFloorFluidBubbleS, stageFloorS, stageFloorTerms } from '../src/model/pipeline-stage-floor';
 import { simulateSchedule } from '../src/model/pipeline-timeline';
 import { isChunked, isVShaped } from '../src/model/schedule-chain';
 import { SCHEDULES } from '../src/model/plan-schema';
@@ -157,6 +157,9 @@ describe('stage floor (eq. 5.9)', () => {
       }
       expect(m * Math.max(...steps) + terms.bubbleS + before).toBeLessThanOrEqual(spanS * (1 + 1e-12));
       for (const h of hops) expect(terms.chainS + 2 * latencyS + (m + 1) * h.stepS).toBeLessThanOrEqual(spanS * (1 + 1e-12));
+      // F6's form C row: the largest form C line at zero link step plus each crossing's step twice.
+      const formC = Math.max(...steps.map((_, j) => roundTripLineS(atZero, j, m)));
+      expect(formC + 2 * hops.reduce((sum, h) => sum + h.stepS, 0)).toBeLessThanOrEqual(spanS * (1 + 1e-12));
       // F6's round-trip row: eq. 5.8 at zero link step plus each crossing's step once.
       const steps1 = hops.reduce((sum, h) => sum + h.stepS, 0);
       expect(roundTripFloorS(atZero, m) + steps1).toBeLessThanOrEqual(spanS * (1 + 1e-12));

@@ -7,7 +7,7 @@
  */
 import { roundTripFloorOf, type ConfigCoefficients, type LayoutCoefficients } from './coefficients';
 import type { MipBuilder } from './mip';
-import { fillLatencyOf, fillStepsOn, stageLinesOf } from './stage-floor-coefficients';
+import { fillLatencyOf, fillStepsOn, roundTripLinesOf, stageLinesOf } from './stage-floor-coefficients';
 import type { Scenario } from '../model/scenario';
 
 /** One (layout, microbatch count) choice and its MIP columns. */
@@ -147,8 +147,10 @@ export function addPipelineTimeRows(cols: Columns, c: ConfigCoefficients): void 
       const stageSteps = stageFloor ? fillStepsOn(ch.layout, link) : 2 * crossings;
       const stageFixed = stageFloor ? closedFormFixedS(c, ch.layout, k) : fixed;
       const floorS = roundTripFloorOf(ch.layout, k) + c.optimizerS;
+      // Eq. 5.9a's form C passes every crossing twice.
+      const roundTripLineS = roundTripLinesOf(ch.layout, k) + c.optimizerS;
       const bigM = stageFloor
-        ? Math.max(linkSteps * upper + linkFixed, stageSteps * upper + k * ch.layout.maxStepS + stageFixed, crossings * upper + floorS)
+        ? Math.max(linkSteps * upper + linkFixed, stageSteps * upper + k * ch.layout.maxStepS + stageFixed, crossings * upper + floorS, 2 * crossings * upper + roundTripLineS)
         : (k + 2 * crossings) * upper + k * ch.layout.maxStepS + fixed;
       // Steady state at the slowest GPU stage; fill and drain cross the link (eq. 5.4: 2 x crossings times; eq. 5.9a: before the slowest stage).
       b.addRow(`pipeline_time_stage_bound[${name},link${link}]`,
@@ -158,6 +160,10 @@ export function addPipelineTimeRows(cols: Columns, c: ConfigCoefficients): void 
       if (stageFloor && floorS > c.optimizerS) {
         b.addRow(`pipeline_time_floor_bound[${name},link${link}]`,
           [[T, 1], [E, -1], [step, -crossings], [ch.usedColumn, -floorS - bigM]], -bigM, Infinity);
+      }
+      if (stageFloor && roundTripLineS > c.optimizerS) {
+        b.addRow(`pipeline_time_round_trip_line[${name},link${link}]`,
+          [[T, 1], [E, -1], [step, -2 * crossings], [ch.usedColumn, -roundTripLineS - bigM]], -bigM, Infinity);
       }
       b.addRow(`pipeline_time_link_bound[${name},link${link}]`,
         [[T, 1], [E, -1], [step, -linkSteps], [ch.usedColumn, -linkFixed - bigM]], -bigM, Infinity);

@@ -4,7 +4,7 @@
  * most the op-by-op span, so the cost model can report the span itself.
  */
 import { routeLatencyS } from '../model/cross-site';
-import { stageFloorS, stageFloorTerms } from '../model/pipeline-stage-floor';
+import { roundTripLineS, stageFloorS, stageFloorTerms } from '../model/pipeline-stage-floor';
 import type { RoundTripProfile } from '../model/pipeline-round-trip';
 import type { Scenario } from '../model/scenario';
 import type { ReplicaLayout } from './search-space';
@@ -65,6 +65,27 @@ export function stageLinesOf(layout: { readonly roundTrip?: RoundTripProfile; re
   if (linesS === undefined) {
     const stepS = profile.forwardS.map((f, j) => f + profile.backS[j]! + profile.weightS[j]!);
     linesS = stageFloorS(profile, stepS, [], k);
+    byK.set(k, linesS);
+  }
+  return linesS;
+}
+
+const roundTripCache = new WeakMap<RoundTripProfile, Map<number, number>>();
+
+/**
+ * The largest form C line (eq. 5.9a, roundTripLineS) of a replica of this layout with k
+ * microbatches at zero link step: with twice each crossing's link step added, at most the phase
+ * (0 without eq. 5.9 terms).
+ */
+export function roundTripLinesOf(layout: { readonly roundTrip?: RoundTripProfile; readonly stageFloor?: StageFloorCoefficients }, k: number): number {
+  const profile = layout.roundTrip;
+  if (!profile || !layout.stageFloor) return 0;
+  let byK = roundTripCache.get(profile);
+  if (!byK) { byK = new Map(); roundTripCache.set(profile, byK); }
+  let linesS = byK.get(k);
+  if (linesS === undefined) {
+    linesS = 0;
+    for (let j = 0; j < profile.forwardS.length; j++) linesS = Math.max(linesS, roundTripLineS(profile, j, k));
     byK.set(k, linesS);
   }
   return linesS;

@@ -32,6 +32,21 @@ export function stageLineS(profile: RoundTripProfile, stepS: readonly number[], 
 }
 
 /**
+ * Eq. 5.9a's form C alone through stage j: it passes every crossing twice (those before j on fill
+ * and drain, those after it on the first backward's round trip), so at zero link step plus twice
+ * each crossing's link step it is still at most the span. The MIP's link-step row of the lines.
+ */
+export function roundTripLineS(profile: RoundTripProfile, j: number, m: number): number {
+  const { forwardS: f, backS: b, weightS: w, crossS: x } = profile;
+  let fillS = 0;
+  let drainS = j > 0 ? w[0]! : 0;
+  for (let i = 0; i < j; i++) { fillS += f[i]! + x[i]!; drainS += b[i]! + x[i]!; }
+  let roundTripS = 0;
+  for (let i = j + 1; i < f.length; i++) roundTripS += f[i]! + b[i]! + 2 * x[i - 1]!;
+  return fillS + f[j]! + roundTripS + m * b[j]! + Math.max(0, m - (f.length - j)) * f[j]! + (m - Math.min(m, j + 1)) * w[j]! + drainS;
+}
+
+/**
  * Eq. 5.9a's three forms for stage j of p with m microbatches, from its fill, drain and the round
  * trip through the later stages and crossings: A, fill + m S_j; B, fill + all of stage j's ops
  * before its last backward + drain; C, B with its first backward waiting for the round trip: B(0)
