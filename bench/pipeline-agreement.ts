@@ -7,6 +7,7 @@ import { groupPipelines } from '../src/model/critical-group';
 import type { GroupPipeline } from '../src/model/group-pipelines';
 import { pipelineWithHopsS } from '../src/model/pipeline';
 import { roundTripFloorS, roundTripProfile } from '../src/model/pipeline-round-trip';
+import { hasStageFloor, stageFloorS } from '../src/model/pipeline-stage-floor';
 import { scheduleInputsForGroup, simulateSchedule } from '../src/model/pipeline-timeline';
 import { layOutPlan, type PlanLayout } from '../src/model/placement';
 import type { PlanSpec } from '../src/model/plan-schema';
@@ -25,6 +26,8 @@ export interface GroupAgreement {
   /** The closed form (eq. 5.4), its round-trip floor (eq. 5.8), the pipeline phase the cost model reports, and the op-by-op span. */
   readonly closedFormS: number;
   readonly floorS: number;
+  /** The stage floor (eq. 5.9; 1F1B and ZB-H1 only, else 0). */
+  readonly stageFloorS: number;
   readonly reportedS: number;
   readonly timelineS: number;
 }
@@ -38,6 +41,7 @@ export function planAgreement(scenario: Scenario, plan: PlanSpec): GroupAgreemen
 
 function groupAgreement(layout: PlanLayout, pipeline: GroupPipeline, critical: boolean): GroupAgreement {
   const inputs = scheduleInputsForGroup(layout, pipeline);
+  const profile = roundTripProfile(pipeline.stepS, inputs.forwardS, layout.plan, pipeline.hops);
   const closed = pipelineWithHopsS(pipeline.stepS, inputs.forwardS, pipeline.microbatches, layout.plan, pipeline.hops).phaseS;
   return {
     group: pipeline.group,
@@ -49,7 +53,8 @@ function groupAgreement(layout: PlanLayout, pipeline: GroupPipeline, critical: b
     stageSpread: Math.max(...pipeline.stepS) / Math.min(...pipeline.stepS) - 1,
     crossings: pipeline.hops.length,
     closedFormS: closed,
-    floorS: Number.isInteger(pipeline.microbatches) ? roundTripFloorS(roundTripProfile(pipeline.stepS, inputs.forwardS, layout.plan, pipeline.hops), pipeline.microbatches) : 0,
+    floorS: Number.isInteger(pipeline.microbatches) ? roundTripFloorS(profile, pipeline.microbatches) : 0,
+    stageFloorS: profile && hasStageFloor(layout.plan) && Number.isInteger(pipeline.microbatches) ? stageFloorS(profile, pipeline.stepS, pipeline.hops.map((h) => h.stepS), pipeline.microbatches) : 0,
     reportedS: pipeline.phaseS,
     timelineS: simulateSchedule(inputs).spanS,
   };

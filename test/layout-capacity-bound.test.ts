@@ -7,7 +7,7 @@
  * the LP it is built on, and that the simplex's optimum and prices are right.
  */
 import fc from 'fast-check';
-import { ascendingDistinct, capacityLowerBound, replicaFixedS } from '../src/formulation/capacity-bound';
+import { ascendingDistinct, capacityLowerBound, replicaFinishS } from '../src/formulation/capacity-bound';
 import type { ConfigCoefficients } from '../src/formulation/coefficients';
 import { maximizeDenseLp } from '../src/formulation/dense-simplex';
 import { layoutCapacityLowerBound } from '../src/formulation/layout-capacity-bound';
@@ -131,8 +131,8 @@ describe('replica capacity LP', () => {
  * hold) can carry M microbatches.
  */
 function referenceLayoutBound(c: ConfigCoefficients, siteGpus: readonly number[]): number {
-  const fixedS = replicaFixedS(c);
-  const finishS = (i: number, k: number) => k * c.layouts[i]!.maxStepS + Math.max(0, c.config.pp - k) * c.layouts[i]!.shortPipelineGapS + fixedS[i]!;
+  // The replicas' finish times (1F1B and ZB-H1: with their stage lines, eq. 5.9a) as the bound takes them; the LP is what is checked.
+  const finishS = replicaFinishS(c);
   const breakpoints = ascendingDistinct(c.layouts.flatMap((l, i) => l.fittingMicrobatches.map((k) => finishS(i, k))));
   for (const T of breakpoints) {
     const variables: Record<string, Record<string, number>> = {};

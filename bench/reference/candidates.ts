@@ -9,6 +9,7 @@ import { busiestReplicaMicrobatches, computeCoefficients, fewestMicrobatches, ma
 import { dataParallelDegrees, enumerateConfigs, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../../src/formulation/search-space';
 import { stageMemory } from './memory';
 import { fillDrainS, forwardPartS, zeroBubbleShareS } from '../../src/model/pipeline';
+import { hasStageFloor, stageFloorAtLeastS, stageFloorFluidBubbleS } from '../../src/model/pipeline-stage-floor';
 import type { Scenario } from '../../src/model/scenario';
 
 export interface Candidate {
@@ -54,6 +55,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
       return fastest[j]! * share;
     });
     const bubbleS = fillDrainS(fastest, fastestForward, config);
+    const shares = times.stages.map((_, j) => [...usableSites].map((s) => forwardPartS(1, times.times[s]![j]!)));
     // Fluid bound: a replica's step is at least the fastest stage time of every site it uses, so its
     // rate is at most a GPU-weighted mix of per-site rates; fill the fastest sites' stage slots first.
     const slots = [...usableSites].map((s) => ({
@@ -84,7 +86,10 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
       candidates.push({
         config,
         dp,
-        quickBoundS: Math.max(k * slowestStage, totalMicrobatches / fluidRate(dp)) + bubbleS,
+        // 1F1B and ZB-H1: the largest stage line at the fastest speeds (eq. 5.9a), or the fluid bound plus the lines' mean bubble.
+        quickBoundS: hasStageFloor(config)
+          ? Math.max(stageFloorAtLeastS(config, fastest, shares, k), totalMicrobatches / fluidRate(dp) + stageFloorFluidBubbleS(config, fastest, shares))
+          : Math.max(k * slowestStage, totalMicrobatches / fluidRate(dp)) + bubbleS,
         coefficients: () => computeCoefficients(scenario, config, dp, layouts, times),
       });
     }

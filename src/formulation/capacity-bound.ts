@@ -6,6 +6,7 @@
  */
 import type { ConfigCoefficients } from './coefficients';
 import { exposureOf } from './stage-classes';
+import { fillLatencyOf, stageLinesOf } from './stage-floor-coefficients';
 
 /**
  * Every replica runs at least the fewest microbatches any layout fits (the interleaved schedule
@@ -17,14 +18,29 @@ export function batchTooSmallForReplicas(c: ConfigCoefficients): boolean {
 
 /**
  * The least time of a replica of each layout beside its k microbatch steps: bubble, fill/drain
- * latencies, optimizer, and its own exposed gradient sync (F11b: at least the spread in-site ring
+ * latencies (for 1F1B and ZB-H1 eq. 5.9a's: the crossings before the slowest stage), optimizer, and its own exposed gradient sync (F11b: at least the spread in-site ring
  * less what its layout's compute windows hide).
  */
 export function replicaFixedS(c: ConfigCoefficients): number[] {
-  return c.layouts.map((l) => {
-    const ownExposureS = Math.max(0, ...c.stages.map((_, j) => exposureOf(c, c.intraSyncSpreadS[j]!, l.backwardWindowS[j]!, l.forwardWindowS[j]!)));
-    return l.bubbleS + 2 * l.crossingLatencyS + c.optimizerS + ownExposureS;
-  });
+  return c.layouts.map((l) => l.bubbleS + fillLatencyOf(l) + c.optimizerS + ownExposureS(c, l));
+}
+
+const ownExposureS = (c: ConfigCoefficients, l: ConfigCoefficients['layouts'][number]): number =>
+  Math.max(0, ...c.stages.map((_, j) => exposureOf(c, c.intraSyncSpreadS[j]!, l.backwardWindowS[j]!, l.forwardWindowS[j]!)));
+
+/**
+ * The least finish time of a replica of layout i with k microbatches: k x its slowest step, ZB-H1's
+ * short-pipeline gaps and the fixed time above; for 1F1B and ZB-H1 at least its largest stage line
+ * (eq. 5.9a, stageLinesOf) plus the optimizer and its own exposure. Non-decreasing in k.
+ */
+export function replicaFinishS(c: ConfigCoefficients): (i: number, k: number) => number {
+  const fixedS = replicaFixedS(c);
+  const tailS = c.layouts.map((l) => (l.stageFloor ? c.optimizerS + ownExposureS(c, l) : 0));
+  return (i, k) => {
+    const l = c.layouts[i]!;
+    const finishS = k * l.maxStepS + Math.max(0, c.config.pp - k) * l.shortPipelineGapS + fixedS[i]!;
+    return l.stageFloor ? Math.max(finishS, stageLinesOf(l, k) + tailS[i]!) : finishS;
+  };
 }
 
 /**
@@ -39,9 +55,9 @@ export function replicaFixedS(c: ConfigCoefficients): number[] {
 export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly number[]): number {
   if (batchTooSmallForReplicas(c)) return Infinity;
   const gpusPerReplica = c.config.tp * c.config.cp * c.config.pp;
-  const fixedS = replicaFixedS(c);
+  const finishS = replicaFinishS(c);
   const finishTimesS: number[] = [];
-  c.layouts.forEach((l, i) => { for (const k of l.fittingMicrobatches) finishTimesS.push(k * l.maxStepS + fixedS[i]!); });
+  c.layouts.forEach((l, i) => { for (const k of l.fittingMicrobatches) finishTimesS.push(finishS(i, k)); });
   const breakpoints = ascendingDistinct(finishTimesS);
   // Scratch arrays reused by every evaluation of carried(T).
   const perGpu = siteGpus.map(() => 0);
@@ -52,7 +68,7 @@ export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly num
       // The largest fitting k done by T (k x step + fixed time grows with k, and k ascends).
       let kmax = 0;
       for (const k of l.fittingMicrobatches) {
-        if (k * l.maxStepS + fixedS[i]! > T * (1 + 1e-12)) break;
+        if (finishS(i, k) > T * (1 + 1e-12)) break;
         kmax = Math.max(kmax, k);
       }
       if (kmax === 0) return;

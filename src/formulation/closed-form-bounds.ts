@@ -8,6 +8,7 @@
 import type { ConfigCoefficients } from './coefficients';
 import { busiestReplicaMicrobatches, fewestMicrobatches } from './microbatch-counts';
 import { exposureOf, largestWindowsS, stageClasses } from './stage-classes';
+import { fillLatencyOf, fillStepsOn, stageLinesOf } from './stage-floor-coefficients';
 
 /**
  * Outer bound (docs/formulation.md §4, step 3(a)): a lower bound on the iteration time of every
@@ -26,14 +27,19 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
     let linkStep = 0;
     // Fill and drain: the crossings routed over a link each take at least its step.
     let fillSteps = 0;
+    // 1F1B and ZB-H1 (eq. 5.9): the stage line charges the crossings before the slowest stage, the link line (k + 1) steps.
+    let linkLineS = 0;
     for (const [link, crossings] of layout.crossingsPerLink) {
       const step = (c.dp * crossings * c.sendBytes) / c.linkBytesPerS[link]!;
       linkStep = Math.max(linkStep, step);
-      fillSteps = Math.max(fillSteps, 2 * crossings * step);
+      fillSteps = Math.max(fillSteps, fillStepsOn(layout, link) * step);
+      if (layout.stageFloor) linkLineS = Math.max(linkLineS, (k + 1) * step + layout.stageFloor.linkRowFixedS);
     }
     // ZB-H1's short-pipeline gaps shrink as k grows, but never faster than k x maxStep grows: k is the least.
     const shortS = Math.max(0, c.config.pp - k) * layout.shortPipelineGapS;
-    const pipeline = k * Math.max(layout.maxStepS, linkStep) + layout.bubbleS + shortS + 2 * layout.crossingLatencyS + fillSteps;
+    const pipeline = layout.stageFloor
+      ? Math.max(k * layout.maxStepS + layout.bubbleS + fillLatencyOf(layout) + fillSteps, linkLineS, stageLinesOf(layout, k))
+      : k * Math.max(layout.maxStepS, linkStep) + layout.bubbleS + shortS + 2 * layout.crossingLatencyS + fillSteps;
     let exposed = 0;
     c.stages.forEach((_, j) => {
       // Every replica here: stage j's ring has all dp replicas at its site, past a pod if they overflow one.

@@ -21,6 +21,8 @@ import { BF16_BYTES, gBpsToBytesPerS } from '../model/units';
 import { toPlan, type ParallelConfig, type ReplicaLayout } from './search-space';
 import type { SiteStageTimes, EnumerationTables } from './enumeration-tables';
 import { fewestMicrobatches, microbatchCounts } from './microbatch-counts';
+import { stageFloorCoefficients, type StageFloorCoefficients } from './stage-floor-coefficients';
+import { hasStageFloor } from '../model/pipeline-stage-floor';
 
 /** Per-layout constants. */
 export interface LayoutCoefficients {
@@ -48,6 +50,8 @@ export interface LayoutCoefficients {
   readonly forwardWindowS: readonly number[];
   /** Eq. 5.8's constants at these stage times, crossing latencies and no link step (1F1B and ZB-H1; absent otherwise). */
   readonly roundTrip?: RoundTripProfile;
+  /** Eq. 5.9's row terms (1F1B and ZB-H1, whose bubble is then eq. 5.9a's; absent otherwise). */
+  readonly stageFloor?: StageFloorCoefficients;
 }
 
 /** Eq. 5.8 per profile and microbatch count: O(pp^2) each, asked for by several MIP rows of one choice. */
@@ -155,9 +159,9 @@ function layoutShape(scenario: Scenario, plan: ParallelConfig, layout: ReplicaLa
   const steps = layout.stageSite.map((site, j) => times[site]![j]!.totalS);
   // The m-independent part of the bubble, non-decreasing in the (optimistic) stage times.
   const forwards = steps.map((step, j) => forwardPartS(step, times[layout.stageSite[j]!]![j]!));
-  const bubbleS = fillDrainS(steps, forwards, plan);
+  let bubbleS = fillDrainS(steps, forwards, plan);
   // One microbatch short of pp: the gap each missing microbatch leaves (non-decreasing in the stage times too).
-  const shortPipelineGapS = shortPipelineS(steps, forwards, steps.length - 1, plan);
+  let shortPipelineGapS = shortPipelineS(steps, forwards, steps.length - 1, plan);
   const route = tables.layoutValue(layout, `route ${plan.virtualStages}${isVShaped(plan.schedule) ? ' v' : ''}`, () => layoutRoute(scenario, layout, plan));
   // The link steps depend on the placement; at zero the floor is at most any placement's.
   const boundaries: ChainBoundary[] = [];
@@ -167,6 +171,12 @@ function layoutShape(scenario: Scenario, plan: ParallelConfig, layout: ReplicaLa
     if (from !== to) boundaries.push({ virtualStage: q, latencyS: routeLatencyS(scenario, from, to), stepS: 0 });
   }
   const roundTrip = roundTripProfile(steps, forwards, plan, boundaries);
+  // 1F1B and ZB-H1: the rows are built on eq. 5.8-5.9, not on eq. 5.1 and 5.3 (docs/formulation.md §2).
+  let stageFloor: StageFloorCoefficients | undefined;
+  if (roundTrip && hasStageFloor(plan)) {
+    ({ bubbleS, stageFloor } = stageFloorCoefficients(scenario, layout, roundTrip, steps));
+    shortPipelineGapS = 0;
+  }
   const gpusPerStage = plan.tp * plan.cp;
   const footprint = tables.layoutValue(layout, `footprint ${gpusPerStage}`, () => layoutFootprint(scenario, layout, gpusPerStage));
   let backward = 0;
@@ -183,6 +193,7 @@ function layoutShape(scenario: Scenario, plan: ParallelConfig, layout: ReplicaLa
   return {
     layout, maxStepS: Math.max(...steps), bubbleS, shortPipelineGapS, crossingsPerLink: route.crossingsPerLink, crossings: route.crossings, crossingLatencyS: route.crossingLatencyS,
     gpusPerSite: footprint.gpusPerSite, maxReplicas: footprint.maxReplicas, backwardWindowS, forwardWindowS, ...(roundTrip ? { roundTrip } : {}),
+    ...(stageFloor ? { stageFloor } : {}),
   };
 }
 
@@ -233,6 +244,7 @@ export function computeCoefficients(
       layout: shape.layout, maxStepS: shape.maxStepS, bubbleS: shape.bubbleS, shortPipelineGapS: shape.shortPipelineGapS, crossingsPerLink: shape.crossingsPerLink, crossings: shape.crossings,
       crossingLatencyS: shape.crossingLatencyS, gpusPerSite: shape.gpusPerSite, maxReplicas: shape.maxReplicas,
       fittingMicrobatches: fits, backwardWindowS: shape.backwardWindowS, forwardWindowS: shape.forwardWindowS, ...(shape.roundTrip ? { roundTrip: shape.roundTrip } : {}),
+      ...(shape.stageFloor ? { stageFloor: shape.stageFloor } : {}),
     };
   });
 

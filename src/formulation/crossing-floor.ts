@@ -13,7 +13,8 @@ import { busiestReplicaMicrobatches, fewestMicrobatches } from './microbatch-cou
  * crosses at least cMin times, and F5 makes each link's step L_l the crossings routed over it
  * times sendBytes over its bytes/s, summed over replicas. F6's link row for a used split choice r
  * crossing link l reads T - E - opt - F >= (k_r + 2 c_rl) L_l, F >= the least over split layouts
- * of bubble + 2 x crossing latency. Two consequences:
+ * of bubble + 2 x crossing latency (for 1F1B and ZB-H1, eq. 5.9b: (k_r + 1) L_l, F >= the least
+ * chain sum + 2 x crossing latency). Two consequences:
  * - link busy time: as the largest k_r on a link is at least their average weighted by c_rl,
  *   T - E - opt - F >= sendBytes / (bytes/s of l) x sum over r on l of k_r c_rl. Weighting each
  *   link of a set by its bytes/s and adding: T - E - opt - F >= sendBytes x (crossings over the set)
@@ -29,7 +30,7 @@ import { busiestReplicaMicrobatches, fewestMicrobatches } from './microbatch-cou
  *   its row holds with k >= the fewest microbatches, or the busiest replica's share
  *   (busiestReplicaMicrobatches) when every replica is split; with several, the busiest link
  *   touching the first sites has L >= changing x sendBytes over their bytes/s, a split replica
- *   crosses it, and its row holds with k >= 1, c >= 1.
+ *   crosses it, and its row holds with k >= 1, c >= 1 (3 L, or 2 L with eq. 5.9b).
  * `endBytesPerS`: the bytes/s of the links touching the first class's sites, or the last's,
  * whichever is less (the total when unknown).
  */
@@ -57,8 +58,11 @@ export function crossingFloorOf(c: ConfigCoefficients, linkCount: number): (chan
     }
     leastCrossings = Math.min(leastCrossings, layout.crossings);
     leastCrossingsOnLink0 = Math.min(leastCrossingsOnLink0, layout.crossingsPerLink.get(0) ?? 0);
-    leastFixedS = Math.min(leastFixedS, layout.bubbleS + 2 * layout.crossingLatencyS);
+    leastFixedS = Math.min(leastFixedS, layout.stageFloor ? layout.stageFloor.linkRowFixedS : layout.bubbleS + 2 * layout.crossingLatencyS);
   }
+  // F6's link row: (k + 2c) L (eq. 5.4), or (k + 1) L for 1F1B and ZB-H1 (eq. 5.9b).
+  const eq59 = c.layouts.some((layout) => layout.stageFloor !== undefined);
+  const fillStepsOf = (crossings: number) => (eq59 ? 1 : 2 * crossings);
   if (!Number.isFinite(leastCrossings)) return () => -Infinity;
   const M = c.totalMicrobatches;
   const fewest = fewestMicrobatches(c.config);
@@ -87,11 +91,11 @@ export function crossingFloorOf(c: ConfigCoefficients, linkCount: number): (chan
     if (linkCount === 1) {
       const k = everyReplica ? busiestK : fewest;
       const bytesPerS = c.linkBytesPerS[0]!;
-      const rowS = Number.isFinite(k) ? (k + 2 * leastCrossingsOnLink0) * ((changing * leastCrossingsOnLink0 * c.sendBytes) / bytesPerS) + leastFixedS : -Infinity;
+      const rowS = Number.isFinite(k) ? (k + fillStepsOf(leastCrossingsOnLink0)) * ((changing * leastCrossingsOnLink0 * c.sendBytes) / bytesPerS) + leastFixedS : -Infinity;
       return Math.max(balancedS((leastCrossingsOnLink0 * c.sendBytes) / bytesPerS), rowS);
     }
     const endsS = Math.min(totalBytesPerS, endBytesPerS);
-    const rowS = 3 * ((changing * c.sendBytes) / endsS) + leastFixedS;
+    const rowS = (1 + fillStepsOf(1)) * ((changing * c.sendBytes) / endsS) + leastFixedS;
     return Math.max(balancedS((leastCrossings * c.sendBytes) / totalBytesPerS), balancedS(c.sendBytes / endsS), rowS);
   };
 }

@@ -20,7 +20,7 @@
  * (dense-simplex.ts); the inequality is then checked in plain arithmetic, so an inexact LP answer
  * can only make the bound weaker, never wrong.
  */
-import { ascendingDistinct, batchTooSmallForReplicas, replicaFixedS } from './capacity-bound';
+import { ascendingDistinct, batchTooSmallForReplicas, replicaFinishS } from './capacity-bound';
 import type { ConfigCoefficients } from './coefficients';
 import { lpRulesOut } from './replica-capacity';
 
@@ -32,12 +32,8 @@ import { lpRulesOut } from './replica-capacity';
  */
 export function layoutCapacityLowerBound(c: ConfigCoefficients, siteGpus: readonly number[], atLeastS = -Infinity): number {
   if (batchTooSmallForReplicas(c)) return Infinity;
-  const fixedS = replicaFixedS(c);
   // A replica's least time with k microbatches: F6 without the link step and E, plus its own exposure.
-  const finishS = (i: number, k: number): number => {
-    const l = c.layouts[i]!;
-    return k * l.maxStepS + Math.max(0, c.config.pp - k) * l.shortPipelineGapS + fixedS[i]!;
-  };
+  const finishS = replicaFinishS(c);
   const times: number[] = [];
   c.layouts.forEach((l, i) => { for (const k of l.fittingMicrobatches) times.push(finishS(i, k)); });
   const breakpoints = ascendingDistinct(times);

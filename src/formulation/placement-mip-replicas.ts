@@ -7,6 +7,7 @@
  */
 import { roundTripFloorOf, type ConfigCoefficients, type LayoutCoefficients } from './coefficients';
 import type { MipBuilder } from './mip';
+import { fillLatencyOf, fillStepsOn, roundTripLinesOf, stageLinesOf } from './stage-floor-coefficients';
 import type { Scenario } from '../model/scenario';
 
 /** One (layout, microbatch count) choice and its MIP columns. */
@@ -28,13 +29,20 @@ export interface Columns {
   readonly linkStep: Map<number, number>;
 }
 
-/** A choice's time that depends on neither the link step nor E: bubble (with ZB-H1's short-pipeline gaps when k < pp), fill/drain latencies, optimizer. */
+/**
+ * A choice's time that depends on neither the link step nor E: bubble (with ZB-H1's short-pipeline
+ * gaps when k < pp), fill/drain latencies, optimizer. For 1F1B and ZB-H1 the bubble and latencies
+ * are eq. 5.9a's (docs/formulation.md §2), for the other schedules eq. 5.1-5.7's.
+ */
 const closedFormFixedS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number): number =>
-  layout.bubbleS + Math.max(0, c.config.pp - k) * layout.shortPipelineGapS + 2 * layout.crossingLatencyS + c.optimizerS;
+  layout.bubbleS + Math.max(0, c.config.pp - k) * layout.shortPipelineGapS + fillLatencyOf(layout) + c.optimizerS;
 
-/** The same, raised to the round-trip floor of k microbatches (eq. 5.8, at zero link step) where that is more. */
+/**
+ * The same, raised to the round-trip floor of k microbatches (eq. 5.8, at zero link step) and, for
+ * 1F1B and ZB-H1, to the largest stage line (eq. 5.9a, at zero link step) where that is more.
+ */
 const choiceFixedS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number): number =>
-  Math.max(closedFormFixedS(c, layout, k), roundTripFloorOf(layout, k) - k * layout.maxStepS + c.optimizerS);
+  Math.max(closedFormFixedS(c, layout, k), Math.max(roundTripFloorOf(layout, k), stageLinesOf(layout, k)) - k * layout.maxStepS + c.optimizerS);
 
 /** The least time any replica running this choice takes: its pipeline at the slowest stage, bubble, fill latency and optimizer (F6 without E). */
 export const choicePipelineS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number): number =>
@@ -109,7 +117,10 @@ const maxCrossings = (choices: readonly PlacementChoice[], link: number): number
 
 /**
  * F6: T covers every used choice's pipeline (k x max(slowest stage, link step) + bubble +
- * fill/drain crossings) plus the exposed gradient sync E and the optimizer step.
+ * fill/drain crossings) plus the exposed gradient sync E and the optimizer step. For 1F1B and
+ * ZB-H1 (layouts with eq. 5.9 terms) the stage-bound row charges only the crossings before the
+ * slowest stage (eq. 5.9a), a second row the round-trip floor with every crossing once (eq. 5.8),
+ * and the link-bound row is eq. 5.9b: (k + 1) link steps plus the chain and every latency twice.
  */
 export function addPipelineTimeRows(cols: Columns, c: ConfigCoefficients): void {
   const { b, choices, T, E, linkStep } = cols;
@@ -117,25 +128,45 @@ export function addPipelineTimeRows(cols: Columns, c: ConfigCoefficients): void 
     const k = ch.microbatches;
     const name = `${ch.layout.layout.id},m${k}`;
     const fixed = choiceFixedS(c, ch.layout, k);
-    // The link-bound rows keep the closed form: eq. 5.8 already waits out every latency and a
-    // steady state at the link adds to the closed form's terms, not to the floor's.
-    const closedFixed = closedFormFixedS(c, ch.layout, k);
     const links = [...ch.layout.crossingsPerLink.keys()];
     if (links.length === 0) {
       b.addRow(`pipeline_time[${name}]`, [[T, 1], [E, -1], [ch.usedColumn, -(k * ch.layout.maxStepS + fixed)]], 0, Infinity);
       continue;
     }
+    const stageFloor = ch.layout.stageFloor;
+    // 1F1B and ZB-H1: every stage line (eq. 5.9a) at zero link step, once per choice.
+    if (stageFloor) b.addRow(`pipeline_time_lines[${name}]`, [[T, 1], [E, -1], [ch.usedColumn, -(k * ch.layout.maxStepS + fixed)]], 0, Infinity);
     for (const link of links) {
       const step = linkStep.get(link)!;
+      const upper = b.columnUpper(step);
       // Only the crossings routed over this link take at least its step (a hop takes its route's slowest link).
       const crossings = ch.layout.crossingsPerLink.get(link)!;
-      const bigM = (k + 2 * crossings) * b.columnUpper(step) + k * ch.layout.maxStepS + fixed;
-      // Steady state at the slowest GPU stage; fill and drain cross the link 2 x crossings times.
+      // Steady state at the link: eq. 5.4's terms, or eq. 5.9b.
+      const linkSteps = stageFloor ? k + 1 : k + 2 * crossings;
+      const linkFixed = stageFloor ? stageFloor.linkRowFixedS + c.optimizerS : closedFormFixedS(c, ch.layout, k);
+      const stageSteps = stageFloor ? fillStepsOn(ch.layout, link) : 2 * crossings;
+      const stageFixed = stageFloor ? closedFormFixedS(c, ch.layout, k) : fixed;
+      const floorS = roundTripFloorOf(ch.layout, k) + c.optimizerS;
+      // Eq. 5.9a's form C passes every crossing twice.
+      const roundTripLineS = roundTripLinesOf(ch.layout, k) + c.optimizerS;
+      const bigM = stageFloor
+        ? Math.max(linkSteps * upper + linkFixed, stageSteps * upper + k * ch.layout.maxStepS + stageFixed, crossings * upper + floorS, 2 * crossings * upper + roundTripLineS)
+        : (k + 2 * crossings) * upper + k * ch.layout.maxStepS + fixed;
+      // Steady state at the slowest GPU stage; fill and drain cross the link (eq. 5.4: 2 x crossings times; eq. 5.9a: before the slowest stage).
       b.addRow(`pipeline_time_stage_bound[${name},link${link}]`,
-        [[T, 1], [E, -1], [step, -2 * crossings], [ch.usedColumn, -(k * ch.layout.maxStepS + fixed) - bigM]], -bigM, Infinity);
-      // Steady state at the link.
+        [[T, 1], [E, -1], [step, -stageSteps], [ch.usedColumn, -(k * ch.layout.maxStepS + stageFixed) - bigM]], -bigM, Infinity);
+      // Every chain of eq. 5.8 waits out each crossing at least once (its first backward's round
+      // trip passes those before the stage once and those after it twice; the drain may be hidden).
+      if (stageFloor && floorS > c.optimizerS) {
+        b.addRow(`pipeline_time_floor_bound[${name},link${link}]`,
+          [[T, 1], [E, -1], [step, -crossings], [ch.usedColumn, -floorS - bigM]], -bigM, Infinity);
+      }
+      if (stageFloor && roundTripLineS > c.optimizerS) {
+        b.addRow(`pipeline_time_round_trip_line[${name},link${link}]`,
+          [[T, 1], [E, -1], [step, -2 * crossings], [ch.usedColumn, -roundTripLineS - bigM]], -bigM, Infinity);
+      }
       b.addRow(`pipeline_time_link_bound[${name},link${link}]`,
-        [[T, 1], [E, -1], [step, -(k + 2 * crossings)], [ch.usedColumn, -closedFixed - bigM]], -bigM, Infinity);
+        [[T, 1], [E, -1], [step, -linkSteps], [ch.usedColumn, -linkFixed - bigM]], -bigM, Infinity);
     }
   }
 }

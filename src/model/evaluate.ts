@@ -154,6 +154,8 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout, timing: P
 
   const bottleneckTime = timeOf(criticalPipeline.bottleneckStage, criticalGroup.stageSite[criticalPipeline.bottleneckStage]!);
   const m = criticalPipeline.microbatches;
+  const excessS = criticalPipeline.timelineExcessS;
+  const bubbleShare = criticalPipeline.hops.length === 0 ? excessS : Math.min(0, Math.max(excessS, -criticalPipeline.bubbleS));
   const breakdown: Breakdown = {
     computeS: m * (bottleneckTime.forwardS + bottleneckTime.backwardS + bottleneckTime.recomputeS),
     tpExposedS: m * bottleneckTime.tpExposedS,
@@ -161,11 +163,10 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout, timing: P
     epExposedS: m * bottleneckTime.epExposedS,
     ppExposedS: m * bottleneckTime.ppSendS,
     dpExposedS: dpExposedS * (1 - dpCrossShare) + m * zero3Exposed(criticalPipeline.bottleneckStage, criticalGroup.stageSite[criticalPipeline.bottleneckStage]!),
-    // What the op-by-op span adds beyond the closed form: stalls behind cross-site round trips
-    // where the chain crosses sites (the closed form is never below the span without crossings).
-    bubbleS: criticalPipeline.bubbleS + (criticalPipeline.hops.length > 0 ? 0 : criticalPipeline.timelineExcessS),
-    crossSiteS: m * criticalPipeline.linkExcessS + criticalPipeline.fillCrossS + dpExposedS * dpCrossShare
-      + (criticalPipeline.hops.length > 0 ? criticalPipeline.timelineExcessS : 0),
+    // The phase less the closed form (docs/cost-model.md §5): an excess is cross-site stalls where
+    // the chain crosses sites, bubble otherwise; a shortfall (1F1B, ZB-H1) comes off the bubble first.
+    bubbleS: criticalPipeline.bubbleS + bubbleShare,
+    crossSiteS: m * criticalPipeline.linkExcessS + criticalPipeline.fillCrossS + dpExposedS * dpCrossShare + criticalPipeline.timelineExcessS - bubbleShare,
     optimizerS,
   };
   const iterationTimeS = Object.values(breakdown).reduce((sum, part) => sum + part, 0);

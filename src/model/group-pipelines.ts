@@ -2,11 +2,13 @@
  * The pipeline phase of each replica group (docs/cost-model.md §5): stage steps with exposed
  * ZeRO-3 gathers, cross-site boundaries as link stages with the load all groups put on the links,
  * and the phase as the largest of the closed form (eq. 5.1-5.4), the round-trip floor (eq. 5.8)
- * and, with timeline timing, the op-by-op span of the schedule.
+ * and, with timeline timing, the op-by-op span of the schedule; for 1F1B and ZB-H1 the largest of
+ * eq. 5.8, the stage floor (eq. 5.9) and the span, the closed form left out.
  */
 import { addRouteLoad, emptyLoads, linkBusyS, linkSettings, routeLatencyS } from './cross-site';
 import { chainCrossings, forwardPartS, pipelineWithHopsS } from './pipeline';
 import { roundTripFloorS, roundTripProfile } from './pipeline-round-trip';
+import { hasStageFloor, stageFloorS } from './pipeline-stage-floor';
 import { interleavedGroupSize } from './pipeline-schedule-rules';
 import { pipelineSpanS } from './pipeline-span';
 import type { PlanLayout } from './placement';
@@ -18,9 +20,10 @@ import { BF16_BYTES } from './units';
 /**
  * How a replica group's pipeline phase is timed (docs/cost-model.md §5): `timeline`, the cost
  * model's answer, is the largest of the closed form (eq. 5.1-5.4), its round-trip floor (eq. 5.8)
- * and the op-by-op span of the schedule (pipeline-timeline.ts); `closed-form`, the larger of the
- * first two, is a lower bound on it, which the planner screens candidates with (no simulation)
- * before timing the few that could be the best.
+ * and the op-by-op span of the schedule (pipeline-timeline.ts), for 1F1B and ZB-H1 the largest of
+ * eq. 5.8, eq. 5.9 and the span; `closed-form`, the same without the span, is a lower bound on it,
+ * which the planner screens candidates with (no simulation) before timing the few that could be
+ * the best.
  */
 export type PipelineTiming = 'timeline' | 'closed-form';
 
@@ -58,7 +61,11 @@ export interface GroupPipeline {
   readonly fillCrossS: number;
   /** The closed form: steady + m x link excess + bubble + fill/drain crossings (eq. 5.1-5.4). */
   readonly closedFormS: number;
-  /** How far the round-trip floor (eq. 5.8) and, with timeline timing, the op-by-op span exceed the closed form. */
+  /**
+   * The phase less the closed form: how far the round-trip floor (eq. 5.8) and, with timeline
+   * timing, the op-by-op span exceed it; for 1F1B and ZB-H1, whose phase is the larger of the
+   * floors (eq. 5.8-5.9) and the span, negative where the closed form over-charges fill and drain.
+   */
   readonly timelineExcessS: number;
   /** The pipeline phase: the closed form plus that excess. */
   readonly phaseS: number;
@@ -99,8 +106,11 @@ export function modelGroupPipelines(
     const m = group.microbatches;
     const forwardS = stepS.map((step, j) => forwardPartS(step, stageTimes[j]!));
     const { steadyS, bubbleS, linkExcessS, fillCrossS, phaseS: closedFormS } = pipelineWithHopsS(stepS, forwardS, m, plan, hops);
-    const floorS = Number.isInteger(m) ? roundTripFloorS(roundTripProfile(stepS, forwardS, plan, hops), m) : 0;
-    const boundS = Math.max(closedFormS, floorS);
+    const profile = roundTripProfile(stepS, forwardS, plan, hops);
+    const floorS = Number.isInteger(m) ? roundTripFloorS(profile, m) : 0;
+    // 1F1B and ZB-H1 (eq. 5.9): the phase is the span, at least the floors every planner bound is built on.
+    const spanFloor = profile && hasStageFloor(plan) && Number.isInteger(m) && m >= 1;
+    const boundS = spanFloor ? Math.max(floorS, stageFloorS(profile, stepS, hops.map((h) => h.stepS), m)) : Math.max(closedFormS, floorS);
     const timelineExcessS = boundS - closedFormS + (timing === 'timeline' ? timelineExcessOverS(plan, stepS, forwardS, m, hops, boundS) : 0);
     return {
       group: g, replicas: group.replicas, microbatches: m, stageSite: group.stageSite, stageTimes, stepS, hops, bottleneckStage,

@@ -165,7 +165,7 @@ function timelineSection(data: ReportData): string {
   const notes: string[] = [];
   if (data.layout!.groups.length > 1) notes.push(`Drawn: one replica of group ${data.timeline.group} (of ${data.layout!.groups.length}), the group that sets the iteration time.`);
   if (timeline.microbatches > 64) notes.push(`${timeline.microbatches} microbatches: every op is drawn, as thin unlabelled bars.`);
-  notes.push(`Simulated span ${formatSeconds(timeline.spanS)}; the closed form gives ${formatSeconds(pipeline.closedFormS)} (${deviation >= 0 ? '+' : ''}${(100 * deviation).toFixed(1)}%); the cost model's pipeline phase is ${formatSeconds(pipeline.phaseS)}, the larger of the two.`);
+  notes.push(`Simulated span ${formatSeconds(timeline.spanS)}; the closed form gives ${formatSeconds(pipeline.closedFormS)} (${deviation >= 0 ? '+' : ''}${(100 * deviation).toFixed(1)}%); the cost model's pipeline phase is ${formatSeconds(pipeline.phaseS)} (the span for 1F1B and ZB-H1, else the larger of the two).`);
   const legend = '<p class="legend"><span style="background:#4e79a7"></span>forward (lighter/darker: later chunks)<span style="background:#59a14f"></span>backward<span style="background:#76b7b2"></span>weight gradient (ZB-H1)<span style="background:#ddd"></span>idle (bubble)<span style="background:#e15759"></span>activations across a link<span style="background:#f1a340"></span>gradients back across a link</p>';
   return `<section id="timeline"><h2>Pipeline timeline (one iteration)</h2><p>${notes.map(escapeHtml).join(' ')}</p>${legend}${timelineSvg(data.scenario, data.timeline)}</section>`;
 }

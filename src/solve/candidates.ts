@@ -10,6 +10,7 @@ import { EnumerationTables, type ConfigStageTables, type SiteStageTimes } from '
 import { CALIBRATION, NETWORK } from '../model/calibration-constants';
 import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
 import { fillDrainS, forwardPartS, forwardShareTermS } from '../model/pipeline';
+import { hasStageFloor, stageFloorAtLeastS, stageFloorFluidBubbleS } from '../model/pipeline-stage-floor';
 import type { Schedule } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import type { StageTimePlan } from '../model/stage-cost';
@@ -94,7 +95,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
       candidates.push({
         config,
         dp,
-        quickBoundS: Math.max(k * steps.slowestStageS, totalMicrobatches / fluidRate(steps.siteSlots, config.pp, dp)) + bubbleS,
+        quickBoundS: quickBoundS(config, steps, k, totalMicrobatches / fluidRate(steps.siteSlots, config.pp, dp), bubbleS),
         coefficients: coefficients(dp),
       });
     }
@@ -178,6 +179,17 @@ function fastestForwardS(steps: FastestSteps, schedule: Schedule): number[] {
     const share = term === undefined ? shares[0]! : shares.reduce((best, sh) => (term(1, sh) < term(1, best) ? sh : best));
     return fastest * share;
   });
+}
+
+/**
+ * The quick bound (docs/formulation.md §4, step 1): the busiest replica's k steps at the fastest
+ * speeds, or the fluid bound, plus the least bubble; for 1F1B and ZB-H1, whose bubble depends on
+ * which stage is slowest (eq. 5.9a), the largest stage line at the fastest speeds, or the fluid
+ * bound plus the stage lines' mean bubble.
+ */
+function quickBoundS(config: ParallelConfig, steps: FastestSteps, k: number, fluidS: number, bubbleS: number): number {
+  if (!hasStageFloor(config)) return Math.max(k * steps.slowestStageS, fluidS) + bubbleS;
+  return Math.max(stageFloorAtLeastS(config, steps.fastestS, steps.forwardShares, k), fluidS + stageFloorFluidBubbleS(config, steps.fastestS, steps.forwardShares));
 }
 
 /**

@@ -1,0 +1,92 @@
+/**
+ * The per-layout terms of the 1F1B and ZB-H1 rows (docs/formulation.md §2, "Stage floor"): the
+ * planner's bounds for those schedules are built on eq. 5.8-5.9 (docs/cost-model.md §5), both at
+ * most the op-by-op span, so the cost model can report the span itself.
+ */
+import { routeLatencyS } from '../model/cross-site';
+import { roundTripLineS, stageFloorS, stageFloorTerms } from '../model/pipeline-stage-floor';
+import type { RoundTripProfile } from '../model/pipeline-round-trip';
+import type { Scenario } from '../model/scenario';
+import type { ReplicaLayout } from './search-space';
+
+/** A layout's eq. 5.9 terms (absent for the other schedules, whose rows keep eq. 5.1-5.7). */
+export interface StageFloorCoefficients {
+  /** Latency charged with k x the slowest step and the bubble: each crossing before the slowest stage, once (form A) or twice (form B). */
+  readonly fillLatencyS: number;
+  /** Link steps charged with it, per link: the same crossings' links, as often. */
+  readonly fillStepsPerLink: ReadonlyMap<number, number>;
+  /** Eq. 5.9b without the link steps: sum f + sum b + w_0 + 2 x every crossing's latency; the row adds (k + 1) link steps. */
+  readonly linkRowFixedS: number;
+}
+
+/** The bubble (eq. 5.9a through the last slowest stage, less k x its step) and the rows' other terms, at zero link step. */
+export function stageFloorCoefficients(
+  scenario: Scenario, layout: ReplicaLayout, profile: RoundTripProfile, stepS: readonly number[],
+): { readonly bubbleS: number; readonly stageFloor: StageFloorCoefficients } {
+  const terms = stageFloorTerms(profile, stepS);
+  let fillLatencyS = 0;
+  let crossingLatencyS = 0;
+  const fillStepsPerLink = new Map<number, number>();
+  for (let q = 0; q + 1 < layout.stageSite.length; q++) {
+    const from = layout.stageSite[q]!;
+    const to = layout.stageSite[q + 1]!;
+    if (from === to) continue;
+    const latencyS = routeLatencyS(scenario, from, to);
+    crossingLatencyS += latencyS;
+    if (q > terms.lastBoundaryBefore) continue;
+    fillLatencyS += terms.passesBefore * latencyS;
+    for (const link of scenario.routes[from]![to]!) fillStepsPerLink.set(link, (fillStepsPerLink.get(link) ?? 0) + terms.passesBefore);
+  }
+  return { bubbleS: terms.bubbleS, stageFloor: { fillLatencyS, fillStepsPerLink, linkRowFixedS: terms.chainS + 2 * crossingLatencyS } };
+}
+
+/** The latency a choice's stage-bound rows charge: every crossing twice (eq. 5.4), or eq. 5.9's. */
+export const fillLatencyOf = (layout: { readonly crossingLatencyS: number; readonly stageFloor?: StageFloorCoefficients }): number =>
+  layout.stageFloor ? layout.stageFloor.fillLatencyS : 2 * layout.crossingLatencyS;
+
+/** How many steps of `link` a choice's stage-bound rows charge: 2 per crossing routed over it (eq. 5.4), or eq. 5.9's. */
+export const fillStepsOn = (layout: { readonly crossingsPerLink: ReadonlyMap<number, number>; readonly stageFloor?: StageFloorCoefficients }, link: number): number =>
+  layout.stageFloor ? (layout.stageFloor.fillStepsPerLink.get(link) ?? 0) : 2 * (layout.crossingsPerLink.get(link) ?? 0);
+
+/** Eq. 5.9a's lines per profile and microbatch count: O(pp^2) each, asked for by several rows and bounds of one choice. */
+const linesCache = new WeakMap<RoundTripProfile, Map<number, number>>();
+
+/**
+ * Eq. 5.9a for a replica of this layout with k microbatches: the largest stage line at the
+ * layout's stage times, crossing latencies and zero link step (0 without eq. 5.9 terms). Every
+ * term is non-decreasing in the times and in k, so it is at most the phase of any such replica.
+ */
+export function stageLinesOf(layout: { readonly roundTrip?: RoundTripProfile; readonly stageFloor?: StageFloorCoefficients }, k: number): number {
+  const profile = layout.roundTrip;
+  if (!profile || !layout.stageFloor) return 0;
+  let byK = linesCache.get(profile);
+  if (!byK) { byK = new Map(); linesCache.set(profile, byK); }
+  let linesS = byK.get(k);
+  if (linesS === undefined) {
+    const stepS = profile.forwardS.map((f, j) => f + profile.backS[j]! + profile.weightS[j]!);
+    linesS = stageFloorS(profile, stepS, [], k);
+    byK.set(k, linesS);
+  }
+  return linesS;
+}
+
+const roundTripCache = new WeakMap<RoundTripProfile, Map<number, number>>();
+
+/**
+ * The largest form C line (eq. 5.9a, roundTripLineS) of a replica of this layout with k
+ * microbatches at zero link step: with twice each crossing's link step added, at most the phase
+ * (0 without eq. 5.9 terms).
+ */
+export function roundTripLinesOf(layout: { readonly roundTrip?: RoundTripProfile; readonly stageFloor?: StageFloorCoefficients }, k: number): number {
+  const profile = layout.roundTrip;
+  if (!profile || !layout.stageFloor) return 0;
+  let byK = roundTripCache.get(profile);
+  if (!byK) { byK = new Map(); roundTripCache.set(profile, byK); }
+  let linesS = byK.get(k);
+  if (linesS === undefined) {
+    linesS = 0;
+    for (let j = 0; j < profile.forwardS.length; j++) linesS = Math.max(linesS, roundTripLineS(profile, j, k));
+    byK.set(k, linesS);
+  }
+  return linesS;
+}
