@@ -48,7 +48,16 @@ export const fillLatencyOf = (layout: { readonly crossingLatencyS: number; reado
 export const fillStepsOn = (layout: { readonly crossingsPerLink: ReadonlyMap<number, number>; readonly stageFloor?: StageFloorCoefficients }, link: number): number =>
   layout.stageFloor ? (layout.stageFloor.fillStepsPerLink.get(link) ?? 0) : 2 * (layout.crossingsPerLink.get(link) ?? 0);
 
-/** Eq. 5.9a's lines per profile and microbatch count: O(pp^2) each, asked for by several rows and bounds of one choice. */
+/** A line per profile and microbatch count, computed once: O(pp^2) each, asked for by several rows and bounds of one choice. */
+function memoisedLineS(cache: WeakMap<RoundTripProfile, Map<number, number>>, profile: RoundTripProfile, k: number, compute: () => number): number {
+  let byK = cache.get(profile);
+  if (!byK) { byK = new Map(); cache.set(profile, byK); }
+  let lineS = byK.get(k);
+  if (lineS === undefined) { lineS = compute(); byK.set(k, lineS); }
+  return lineS;
+}
+
+/** Eq. 5.9a's lines per profile and microbatch count. */
 const linesCache = new WeakMap<RoundTripProfile, Map<number, number>>();
 
 /**
@@ -59,15 +68,10 @@ const linesCache = new WeakMap<RoundTripProfile, Map<number, number>>();
 export function stageLinesOf(layout: { readonly roundTrip?: RoundTripProfile; readonly stageFloor?: StageFloorCoefficients }, k: number): number {
   const profile = layout.roundTrip;
   if (!profile || !layout.stageFloor) return 0;
-  let byK = linesCache.get(profile);
-  if (!byK) { byK = new Map(); linesCache.set(profile, byK); }
-  let linesS = byK.get(k);
-  if (linesS === undefined) {
+  return memoisedLineS(linesCache, profile, k, () => {
     const stepS = profile.forwardS.map((f, j) => f + profile.backS[j]! + profile.weightS[j]!);
-    linesS = stageFloorS(profile, stepS, [], k);
-    byK.set(k, linesS);
-  }
-  return linesS;
+    return stageFloorS(profile, stepS, [], k);
+  });
 }
 
 const roundTripCache = new WeakMap<RoundTripProfile, Map<number, number>>();
@@ -80,13 +84,9 @@ const roundTripCache = new WeakMap<RoundTripProfile, Map<number, number>>();
 export function roundTripLinesOf(layout: { readonly roundTrip?: RoundTripProfile; readonly stageFloor?: StageFloorCoefficients }, k: number): number {
   const profile = layout.roundTrip;
   if (!profile || !layout.stageFloor) return 0;
-  let byK = roundTripCache.get(profile);
-  if (!byK) { byK = new Map(); roundTripCache.set(profile, byK); }
-  let linesS = byK.get(k);
-  if (linesS === undefined) {
-    linesS = 0;
+  return memoisedLineS(roundTripCache, profile, k, () => {
+    let linesS = 0;
     for (let j = 0; j < profile.forwardS.length; j++) linesS = Math.max(linesS, roundTripLineS(profile, j, k));
-    byK.set(k, linesS);
-  }
-  return linesS;
+    return linesS;
+  });
 }

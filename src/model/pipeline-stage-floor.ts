@@ -12,6 +12,21 @@ export const hasStageFloor = (plan: Pick<PlanSpec, 'schedule' | 'virtualStages'>
   (plan.schedule === '1f1b' || plan.schedule === 'zb-h1') && plan.virtualStages === 1;
 
 /**
+ * Stage j's chain terms of eq. 5.9a: the fill (forwards and crossings before it), the drain (the
+ * backwards and crossings before it and stage 0's W) and its first backward's round trip (every
+ * later stage forward and backward, each crossing after it twice).
+ */
+function chainOfStage(profile: RoundTripProfile, j: number): { fillS: number; drainS: number; roundTripS: number } {
+  const { forwardS: f, backS: b, weightS: w, crossS: x } = profile;
+  let fillS = 0;
+  let drainS = j > 0 ? w[0]! : 0;
+  for (let i = 0; i < j; i++) { fillS += f[i]! + x[i]!; drainS += b[i]! + x[i]!; }
+  let roundTripS = 0;
+  for (let i = j + 1; i < f.length; i++) roundTripS += f[i]! + b[i]! + 2 * x[i - 1]!;
+  return { fillS, drainS, roundTripS };
+}
+
+/**
  * Eq. 5.9a, the floor through stage j of m microbatches: stage j's first op is F(0), which waits
  * for the forwards of stages 0..j-1 and the crossings between them (`fill`); then it runs its m
  * forwards, backwards and weight passes one at a time (form A); and after its last backward B(m-1)
@@ -22,12 +37,8 @@ export const hasStageFloor = (plan: Pick<PlanSpec, 'schedule' | 'virtualStages'>
  * bounds may call it with optimistic times and the fewest microbatches.
  */
 export function stageLineS(profile: RoundTripProfile, stepS: readonly number[], j: number, m: number): number {
-  const { forwardS: f, backS: b, weightS: w, crossS: x } = profile;
-  let fillS = 0;
-  let drainS = j > 0 ? w[0]! : 0;
-  for (let i = 0; i < j; i++) { fillS += f[i]! + x[i]!; drainS += b[i]! + x[i]!; }
-  let roundTripS = 0;
-  for (let i = j + 1; i < f.length; i++) roundTripS += f[i]! + b[i]! + 2 * x[i - 1]!;
+  const { forwardS: f, backS: b, weightS: w } = profile;
+  const { fillS, drainS, roundTripS } = chainOfStage(profile, j);
   return stageFormsS(fillS, drainS, roundTripS, stepS[j]!, f[j]!, b[j]!, w[j]!, j, f.length, m);
 }
 
@@ -37,12 +48,8 @@ export function stageLineS(profile: RoundTripProfile, stepS: readonly number[], 
  * each crossing's link step it is still at most the span. The MIP's link-step row of the lines.
  */
 export function roundTripLineS(profile: RoundTripProfile, j: number, m: number): number {
-  const { forwardS: f, backS: b, weightS: w, crossS: x } = profile;
-  let fillS = 0;
-  let drainS = j > 0 ? w[0]! : 0;
-  for (let i = 0; i < j; i++) { fillS += f[i]! + x[i]!; drainS += b[i]! + x[i]!; }
-  let roundTripS = 0;
-  for (let i = j + 1; i < f.length; i++) roundTripS += f[i]! + b[i]! + 2 * x[i - 1]!;
+  const { forwardS: f, backS: b, weightS: w } = profile;
+  const { fillS, drainS, roundTripS } = chainOfStage(profile, j);
   return fillS + f[j]! + roundTripS + m * b[j]! + Math.max(0, m - (f.length - j)) * f[j]! + (m - Math.min(m, j + 1)) * w[j]! + drainS;
 }
 
