@@ -11,7 +11,8 @@
  * 4. solve placements: the MIPs of the candidates left, on one lane per first backend, each
  *    taking its ring-pattern bound and, when large, a polished greedy start first;
  * 5. second pass: the candidates holding the bound down solved again, tighter, with the time left;
- * 6. finish: the bound, the solver's report and the reasons when nothing fits.
+ * 6. exhaust: the placements of the candidates still holding the bound down, enumerated with the time left;
+ * 7. finish: the bound, the solver's report and the reasons when nothing fits.
  */
 import type { Scenario } from '../model/scenario';
 import { enumeratePhase } from './search/enumerate';
@@ -19,6 +20,7 @@ import { finishSearch } from './search/finish';
 import { queueMips } from './search/mip-queue';
 import { solvePlacements } from './search/placements';
 import { refineBounds } from './search/refine';
+import { exhaustBoundHolders } from './search/exhaust-holders';
 import { secondPass } from './search/second-pass';
 import { seedFromRefined, seedPhase } from './search/seed';
 import type { SearchOptions, SearchResult } from './search/types';
@@ -34,5 +36,6 @@ export async function searchPlans(given: Scenario, options: SearchOptions): Prom
   seedFromRefined(state, refined.coefficients, queue.order);
   const solved = await solvePlacements(state, queue);
   await secondPass(state, solved);
+  exhaustBoundHolders(state, solved);
   return finishSearch(state, refined);
 }

@@ -1,0 +1,63 @@
+/**
+ * Phase 5b of the search, with the time left once every MIP has answered and the gap is still
+ * open (docs/formulation.md §4, step 6): the placement MIP is a relaxation of the cost model's
+ * cross-site terms (F10), so its optimum can sit more than the target gap below every placement
+ * the cost model times, and no re-solve lifts it. The candidates holding the bound down are then
+ * enumerated placement by placement (the exhaustive reference's walk, exhaustive-placements.ts:
+ * every placement up to the cost model's site symmetries, choices and partial placements pruned
+ * by valid bounds). A walk that completes bounds its candidate by the least of the threshold and
+ * the plans it timed; one the time cut short claims nothing.
+ */
+import { enumeratePlacements } from '../exhaustive-placements';
+import { costModelSiteSymmetries } from '../site-symmetry';
+import type { Evaluation } from '../../model/evaluate';
+import type { PlanSpec } from '../../model/plan-schema';
+import { consider } from './consider';
+import type { SolvedMip } from './mip-queue';
+import { globalBound, haveFirstFit, raiseBound, report, threshold, type SearchState } from './state';
+
+/**
+ * Bounds prune only above the pruning level by this relative margin: the closed-form bounds and
+ * the cost model add the same terms in different orders, so a bound equal to a plan's time may
+ * come out an ulp above it (as in exhaustive-reduced.ts).
+ */
+const BOUND_SLACK = 1e-9;
+
+/** The engine named for a plan the walk found. */
+const ENGINE = 'placement enumeration';
+
+/** Each candidate's walk may take at most this share of the time left (the rest stays for the next). */
+const WALK_SHARE = 0.5;
+
+/** Enumerates the placements of the solved candidates under the threshold, least bound first, while the gap is open. */
+export function exhaustBoundHolders(state: SearchState, solved: readonly SolvedMip[]): void {
+  const { bounds, options } = state;
+  // Within a GPU budget the walk would time plans the budget leaves out (docs/formulation.md §10).
+  if (options.gpuBudget || state.timedOut || haveFirstFit(state)) return;
+  const gapClosed = () => state.incumbent !== undefined
+    && (state.incumbent.evaluation.predicted.iterationTimeS - globalBound(state)) / state.incumbent.evaluation.predicted.iterationTimeS <= options.gap * (1 + 1e-9);
+  // In a framework's space a plan's node check depends on the order of its groups: no symmetry is claimed (as exhaustive-reduced.ts).
+  const symmetries = state.framework === undefined ? costModelSiteSymmetries(state.scenario) : costModelSiteSymmetries(state.scenario).slice(0, 1);
+  const queue = [...solved].sort((a, b) => bounds[a.index]! - bounds[b.index]!);
+  for (const { index, coefficients } of queue) {
+    if (gapClosed() || Date.now() >= state.deadlineMs) return;
+    if (bounds[index]! >= threshold(state)) continue;
+    let leastTimedS = Infinity;
+    // The walk's pruning level: nothing at or above it can close the gap (the threshold) or beat what the walk has timed.
+    const bestS = () => Math.min(threshold(state), leastTimedS);
+    const prunes = (boundS: number) => boundS > bestS() * (1 + BOUND_SLACK);
+    const onPlan = (plan: PlanSpec, evaluation: Evaluation) => {
+      leastTimedS = Math.min(leastTimedS, evaluation.predicted.iterationTimeS);
+      // The post-solver may give the placement other network settings; the walk's own plan is kept if faster.
+      consider(state, plan, ENGINE);
+      if (!state.incumbent || evaluation.predicted.iterationTimeS < state.incumbent.evaluation.predicted.iterationTimeS) state.incumbent = { plan, evaluation, engine: ENGINE };
+    };
+    const deadline = Math.min(state.deadlineMs, Date.now() + (state.deadlineMs - Date.now()) * WALK_SHARE);
+    const tally = { choicesPrunedByBound: 0, partialPlacementsPruned: 0, placementsCovered: 0, placementsEvaluated: 0, plansCovered: 0, plansEvaluated: 0 };
+    const complete = enumeratePlacements(state.scenario, options.restriction, coefficients, symmetries, prunes, true, bestS, onPlan, deadline, tally);
+    // Every plan of the candidate was timed (at least leastTimedS) or skipped by a bound or a
+    // closed form at least the pruning level of its moment, which only ever fell.
+    if (complete) raiseBound(state, index, bestS(), 'enumerated');
+    report(state);
+  }
+}
