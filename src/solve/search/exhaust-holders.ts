@@ -45,19 +45,25 @@ export function exhaustBoundHolders(state: SearchState, solved: readonly SolvedM
     let leastTimedS = Infinity;
     // The walk's pruning level: nothing at or above it can close the gap (the threshold) or beat what the walk has timed.
     const bestS = () => Math.min(threshold(state), leastTimedS);
-    const prunes = (boundS: number) => boundS > bestS() * (1 + BOUND_SLACK);
+    const deadline = Math.min(state.deadlineMs, Date.now() + (state.deadlineMs - Date.now()) * WALK_SHARE);
+    // Past its deadline the walk prunes everything, so it unwinds at once (its own clock checks
+    // come every few thousand steps, and a large plan takes milliseconds to time); it then claims nothing.
+    let cutShort = false;
+    const prunes = (boundS: number) => {
+      if (Date.now() >= deadline) cutShort = true;
+      return cutShort || boundS > bestS() * (1 + BOUND_SLACK);
+    };
     const onPlan = (plan: PlanSpec, evaluation: Evaluation) => {
       leastTimedS = Math.min(leastTimedS, evaluation.predicted.iterationTimeS);
       // The post-solver may give the placement other network settings; the walk's own plan is kept if faster.
       consider(state, plan, ENGINE);
       if (!state.incumbent || evaluation.predicted.iterationTimeS < state.incumbent.evaluation.predicted.iterationTimeS) state.incumbent = { plan, evaluation, engine: ENGINE };
     };
-    const deadline = Math.min(state.deadlineMs, Date.now() + (state.deadlineMs - Date.now()) * WALK_SHARE);
     const tally = { choicesPrunedByBound: 0, partialPlacementsPruned: 0, placementsCovered: 0, placementsEvaluated: 0, plansCovered: 0, plansEvaluated: 0 };
     const complete = enumeratePlacements(state.scenario, options.restriction, coefficients, symmetries, prunes, true, bestS, onPlan, deadline, tally);
     // Every plan of the candidate was timed (at least leastTimedS) or skipped by a bound or a
     // closed form at least the pruning level of its moment, which only ever fell.
-    if (complete) raiseBound(state, index, bestS(), 'enumerated');
+    if (complete && !cutShort) raiseBound(state, index, bestS(), 'enumerated');
     report(state);
   }
 }
