@@ -101,6 +101,11 @@ const LLAMA = {
   'llama3-70b': { layers: 80, hidden: 8192, heads: 64, kvHeads: 8, ffnHidden: 28672, vocab: 128256 },
   'llama2-70b': { layers: 80, hidden: 8192, heads: 64, kvHeads: 8, ffnHidden: 28672, vocab: 32000 },
 };
+// The NeMo Framework Launcher's H100 fp8 examples of Llama 3 8B/70B and GPT-3 175B pass
+// optim.grad_sync_dtype=bf16 to distributed_fused_adam: their gradients are reduced and held in bf16.
+const BF16_GRADIENTS = new Set(['fp8-nemo-24.07-llama3-8b', 'fp8-nemo-24.07-llama3-70b', 'fp8-nemo-24.07-gpt3-175b']);
+const BF16_GRADIENTS_NOTE = '; gradients reduced and held in bf16 (the NeMo Framework Launcher H100 fp8 examples of these models pass optim.grad_sync_dtype=bf16 to distributed_fused_adam with a contiguous gradient buffer)';
+
 const fp8 = [
   // id, source, model, GPUs, GBS, MBS, seq, TP, PP, CP, VP, ZeRO, tokens/s/GPU, scaling note
   ['bridge-26.04.01-llama3-70b', 'E', 'llama3-70b', 64, 256, 1, 8192, 4, 8, 1, 5, 1, 1664, 'FP8'],
@@ -120,12 +125,12 @@ const fp8 = [
       : 'NVIDIA/NeMo docs/source/performance/performance_summary.md 24.07, DGX H100 (calibration.md section F)',
     metric: 'tokensPerSecondPerGpu',
     published: tokens,
-    assumptions: `${note}; recomputation not published, assumed none (the plan fits without); distributed optimizer${zero === 3 ? ' with FSDP' : ' (ZeRO 1)'}; fused attention; TP and DP overlap on; SwiGLU, GQA, untied embeddings`,
+    assumptions: `${note}; recomputation not published, assumed none (the plan fits without); distributed optimizer${zero === 3 ? ' with FSDP' : ' (ZeRO 1)'}; fused attention; TP and DP overlap on; SwiGLU, GQA, untied embeddings${BF16_GRADIENTS.has(id) ? BF16_GRADIENTS_NOTE : ''}`,
     scenario: {
       version: 1,
       name: id,
       model: { name: id, ...shape, mlp: 'swiglu', tiedEmbeddings: false, dropout: false },
-      training: { seqLen, globalBatchSeqs: batch, precision: 'fp8', flashAttention: true, overlap: { tensorParallel: true, dataParallel: true } },
+      training: { seqLen, globalBatchSeqs: batch, precision: 'fp8', flashAttention: true, overlap: { tensorParallel: true, dataParallel: true }, ...(BF16_GRADIENTS.has(id) ? { gradientDtype: 'bf16' } : {}) },
       cluster: { sites: [{ name: 'cluster', gpuType: 'H100-SXM', gpus, gpusPerNode: 8 }], links: [] },
     },
     plan: { tp, cp, ep: 1, pp, dp: gpus / (tp * pp * cp), microBatchSeqs: mbs, schedule: v > 1 ? 'interleaved' : '1f1b', virtualStages: v, recompute: 'none', zero },
@@ -170,6 +175,7 @@ function row(c) {
         seqLen: c.seq, globalBatchSeqs: c.gbs, precision: c.precision, flashAttention: true,
         overlap: { tensorParallel: true, dataParallel: true, expertParallel: c.epOverlap ?? false },
         expertDispatcher: c.dispatcher ?? 'alltoall',
+        ...(BF16_GRADIENTS.has(c.id) ? { gradientDtype: 'bf16' } : {}),
       },
       // A job on fewer GPUs than a node (the 4-GPU long-context row) is written as nodes of that many GPUs.
       cluster: { sites: [{ name: 'cluster', gpuType: c.gpuType ?? 'H100-SXM', gpus: c.gpus, gpusPerNode: Math.min(8, c.gpus) }], links: [] },
@@ -214,7 +220,8 @@ const nemoH100 = [
 ].map((c) => row({
   ...c, table: 'F1', source: NEMO, metric: 'tokensPerSecondPerGpu', precision: 'fp8',
   assumptions: 'FP8; recomputation not published, assumed none; distributed optimizer (ZeRO 1); fused attention; TP and DP overlap on'
-    + (c.model === 'gpt3-175b' ? '; GPT-3 as NeMo trains it: GELU FFN 4h, MHA, vocabulary padded to 51,200, no dropout' : '; Nemotron-4: squared ReLU, GQA 8'),
+    + (c.model === 'gpt3-175b' ? '; GPT-3 as NeMo trains it: GELU FFN 4h, MHA, vocabulary padded to 51,200, no dropout' : '; Nemotron-4: squared ReLU, GQA 8')
+    + (BF16_GRADIENTS.has(c.id) ? BF16_GRADIENTS_NOTE : ''),
 }));
 
 // F, long context (NeMo 24.03.01). The published metric is TFLOP/s/GPU; NeMo's FLOP formula of
