@@ -37,7 +37,8 @@ export function zeroBubbleRoundSize(microbatches: number, pp: number): number | 
  * undefined when it can (docs/cost-model.md §5): Megatron's interleaving needs m >= p; torch's
  * interleaved zero-bubble needs m >= p (below that the cost model has no closed form) and m
  * divisible by its rounds; ZBV needs m >= 2p - 1 (torch pads fewer with idle slots, which the
- * closed form does not time); DualPipeV m >= 2p (torch refuses fewer).
+ * closed form does not time); DualPipeV m >= 2p (torch refuses fewer); DualPipe m even and
+ * m >= 2p (`dualpipe.py` asserts `num_chunks % 2 == 0 and num_chunks >= num_ranks * 2`).
  */
 export function scheduleMicrobatchProblem(schedule: PlanSpec['schedule'], microbatches: number, pp: number): string | undefined {
   if (!Number.isInteger(microbatches)) return undefined;
@@ -53,18 +54,22 @@ export function scheduleMicrobatchProblem(schedule: PlanSpec['schedule'], microb
       return microbatches < 2 * pp - 1 ? `the ZBV schedule needs at least 2 x pp - 1 = ${2 * pp - 1} microbatches per replica` : undefined;
     case 'dualpipev':
       return microbatches < 2 * pp ? `the DualPipeV schedule needs at least 2 x pp = ${2 * pp} microbatches per replica` : undefined;
+    case 'dualpipe':
+      if (microbatches < 2 * pp) return `the DualPipe schedule needs at least 2 x pp = ${2 * pp} microbatches per replica`;
+      return microbatches % 2 !== 0 ? `the DualPipe schedule needs an even number of microbatches per replica (half enter at each end), got ${microbatches}` : undefined;
     default:
       return undefined;
   }
 }
 
-/** The fewest microbatches a replica may run under the schedule: pp for the interleaved ones, 2pp - 1 for ZBV, 2pp for DualPipeV, else 1. */
+/** The fewest microbatches a replica may run under the schedule: pp for the interleaved ones, 2pp - 1 for ZBV, 2pp for DualPipeV and DualPipe, else 1. */
 export function fewestScheduleMicrobatches(schedule: PlanSpec['schedule'], pp: number): number {
   switch (schedule) {
     case 'interleaved':
     case 'interleaved-zb': return pp;
     case 'zbv': return 2 * pp - 1;
-    case 'dualpipev': return 2 * pp;
+    case 'dualpipev':
+    case 'dualpipe': return 2 * pp;
     default: return 1;
   }
 }
