@@ -105,12 +105,12 @@ function checkDegrees(scenario: Scenario, plan: PlanSpec, issues: InputIssue[], 
   }
   const split = pipelineSplitOf(plan, model.layers);
   const units = pipelineUnits(model.layers, split);
-  if (isBidirectional(plan.schedule)) {
-    if (plan.pp > units) issues.push({ path: at('pp'), message: `${plan.pp} stages exceed ${model.layers} layers` });
-  } else if (plan.pp * plan.virtualStages > units) {
+  const blocks = layerBlocks(plan.schedule, plan.pp, plan.virtualStages);
+  if (blocks > units) {
     const counted = units > model.layers ? ` + ${units - model.layers} (embedding/loss counted as layers)` : '';
-    const hint = units < model.layers + 2 && plan.pp * plan.virtualStages <= model.layers + 2 ? '; pipelineSplit can count the embedding and the loss as layers' : '';
-    issues.push({ path: at('pp'), message: `${plan.pp} stages x ${plan.virtualStages} chunks exceed ${model.layers} layers${counted}${hint}` });
+    const hint = units < model.layers + 2 && blocks <= model.layers + 2 ? '; pipelineSplit can count the embedding and the loss as layers' : '';
+    const what = isBidirectional(plan.schedule) ? `${plan.pp} stages` : `${plan.pp} stages x ${plan.virtualStages} chunks`;
+    issues.push({ path: at('pp'), message: `${what} exceed ${model.layers} layers${counted}${hint}` });
   }
 }
 
