@@ -7,7 +7,8 @@
 import { planSchema, type PipelineSplitSpec, type PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
 import { buildBidirectionalStages } from './bidirectional-stages';
-import { isBidirectional, isChunked, isVShaped, layerBlocks, outputStageOf, stageOfVirtualStage } from './schedule-chain';
+import { scheduleChunksProblem } from './pipeline-schedule-rules';
+import { isBidirectional, layerBlocks, outputStageOf, stageOfVirtualStage } from './schedule-chain';
 import { isMoeLayer } from './transformer-params';
 import { ScenarioValidationError, issuesFromZod, type InputIssue } from './validation-error';
 
@@ -131,20 +132,6 @@ function checkRecomputeModules(scenario: Scenario, plan: PlanSpec, issues: Input
     else if (module === 'mlp' && model.moe && model.moe.denseLayers === 0) missing = 'dense MLP layers (model.moe.denseLayers is 0; \'moe\' recomputes the MoE layers)';
     if (missing !== undefined) issues.push({ path: at(`recomputeModules[${i}]`), message: `'${module}' needs ${missing}, which the model does not have` });
   });
-}
-
-/**
- * Chunks per GPU the schedule needs (docs/cost-model.md §5): the interleaved schedules 2 or more,
- * ZBV and DualPipeV exactly 2 (their V folds a chain of 2p virtual stages), DualPipe exactly 2
- * (stage j of one direction and stage pp - 1 - j of the other), the others 1. The problem, or
- * undefined.
- */
-export function scheduleChunksProblem(plan: Pick<PlanSpec, 'schedule' | 'virtualStages'>): string | undefined {
-  const v = plan.virtualStages;
-  if (isBidirectional(plan.schedule)) return v === 2 ? undefined : `the ${plan.schedule} schedule needs exactly 2 virtual stages (stage j of one direction, stage pp - 1 - j of the other), got ${v}`;
-  if (isVShaped(plan.schedule)) return v === 2 ? undefined : `the ${plan.schedule} schedule needs exactly 2 virtual stages (its V), got ${v}`;
-  if (isChunked(plan.schedule)) return v >= 2 ? undefined : `the ${plan.schedule} schedule needs at least 2 virtual stages`;
-  return v === 1 ? undefined : `${v} virtual stages need schedule 'interleaved' or 'interleaved-zb' (exactly 2: also 'zbv', 'dualpipev' or 'dualpipe'; got '${plan.schedule}')`;
 }
 
 /**
