@@ -60,6 +60,7 @@ describe('the op order of dualpipe.py', () => {
     expect(scheduleMicrobatchProblem('dualpipe', 6, 4)).toBe('the DualPipe schedule needs at least 2 x pp = 8 microbatches per replica');
     expect(scheduleMicrobatchProblem('dualpipe', 9, 4)).toBe('the DualPipe schedule needs an even number of microbatches per replica (half enter at each end), got 9');
     expect(scheduleMicrobatchProblem('dualpipe', 10, 4)).toBeUndefined();
+    expect(scheduleMicrobatchProblem('dualpipe', 12, 3)).toBe('the DualPipe schedule needs an even pp, got 3');
   });
 });
 

@@ -29,7 +29,8 @@ describe('microbatches held per stage', () => {
         }
       }
     }
-    expect(compared).toBeGreaterThan(1000);
+    // DualPipe runs only even p and even m >= 2p: 696 stage comparisons in this range.
+    expect(compared).toBeGreaterThan(schedule === 'dualpipe' ? 600 : 1000);
   });
 
   it.each(SCHEDULES)('%s: the timeline runs each stage\'s ops in that order, so it holds the same peak (p 1-8, m 1 to 2p + 3)', (schedule) => {
