@@ -77,7 +77,7 @@ describe('invalid plans', () => {
     ['ep on a dense model', (p) => { p.ep = 2; }, 'plan.ep: expert parallelism needs a MoE model'],
     ['virtual stages without interleaving', (p) => { p.schedule = '1f1b'; }, "plan.virtualStages: 2 virtual stages need schedule 'interleaved'"],
     ['missing placement on two sites', (p) => { delete p.placement; }, 'plan.placement: is required: the scenario has 2 sites'],
-    ['unknown schedule', (p) => { p.schedule = 'dualpipe'; }, 'plan.schedule: must be one of "gpipe", "1f1b", "interleaved", "zb-h1", "zbv", "interleaved-zb", "dualpipev", got "dualpipe"'],
+    ['unknown schedule', (p) => { p.schedule = 'chimera'; }, 'plan.schedule: must be one of "gpipe", "1f1b", "interleaved", "zb-h1", "zbv", "interleaved-zb", "dualpipev", "dualpipe", got "chimera"'],
     ['huge run of stages', (p) => { p.placement.replicaGroups[0].stageSites[0].stages = 99999; }, 'plan.placement.replicaGroups[0].stageSites: places 99999 stages, pp is 16'],
     ['pipeline split flag not a boolean', (p) => { p.pipelineSplit = { embeddingAsLayer: 'yes' }; }, 'plan.pipelineSplit.embeddingAsLayer: must be true or false, got "yes"'],
     ['pipeline split turned off where pp x chunks exceed the layers', (p) => { p.virtualStages = 8; p.pipelineSplit = { embeddingAsLayer: false, lossAsLayer: false }; delete p.placement.layersPerStage; },

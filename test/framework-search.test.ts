@@ -43,7 +43,7 @@ describe('capability tables and exports agree', () => {
   const scenario = loadFixture('llama3-8b-one-site');
   // 32 layers on 4 stages of 8, 16 microbatches per replica: every schedule's chunks and rounds work.
   const base = { tp: 2, pp: 4, dp: 32, microBatchSeqs: 1, recompute: 'none', zero: 1 } as const;
-  const chunks = (schedule: string) => (['interleaved', 'interleaved-zb', 'zbv', 'dualpipev'].includes(schedule) ? 2 : 1);
+  const chunks = (schedule: string) => (['interleaved', 'interleaved-zb', 'zbv', 'dualpipev', 'dualpipe'].includes(schedule) ? 2 : 1);
   const expectSupport = (result: FrameworkExport, support: Support) => {
     if (support.level === 'native') return;
     const severity = support.level === 'unsupported' ? 'error' : 'warning';

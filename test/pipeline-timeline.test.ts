@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { groupPipelines } from '../src/model/critical-group';
 import { evaluate } from '../src/model/evaluate';
 import { fewestScheduleMicrobatches, interleavedGroupSize, pipelinePhaseS, pipelineWithHopsS, scheduleMicrobatchProblem, type PipelineHop } from '../src/model/pipeline';
-import { isChunked, isVShaped, splitsBackward, stageOfVirtualStage } from '../src/model/schedule-chain';
+import { chainMicrobatches, isBidirectional, isChunked, isVShaped, splitsBackward, stageOfVirtualStage } from '../src/model/schedule-chain';
 import { groupTimeline, simulateSchedule } from '../src/model/pipeline-timeline';
 import { layOutPlan } from '../src/model/placement';
 import { planSchema, SCHEDULES, type Schedule } from '../src/model/plan-schema';
@@ -32,11 +32,12 @@ const scheduleCase = fc.record({
   extra: fc.integer({ min: 0, max: 30 }),
   forwardShare: fc.double({ min: 0.2, max: 0.4, noNaN: true }),
 }).map(({ schedule, p, v, extra, forwardShare }) => {
-  const stages = isChunked(schedule) && !isVShaped(schedule) ? Math.max(2, p) : p;
+  // DualPipe: an even number of stages.
+  const stages = isBidirectional(schedule) ? 2 * Math.ceil(p / 2) : isChunked(schedule) && !isVShaped(schedule) ? Math.max(2, p) : p;
   return {
     schedule,
     p: stages,
-    v: isVShaped(schedule) ? 2 : isChunked(schedule) ? v : 1,
+    v: isVShaped(schedule) || isBidirectional(schedule) ? 2 : isChunked(schedule) ? v : 1,
     m: runnable(schedule, stages, (isChunked(schedule) && !isVShaped(schedule) ? stages : 1) + extra),
     forwardShare,
   };
@@ -60,7 +61,7 @@ describe('simulated schedules', () => {
       const plan = planSchema.parse({ tp: 1, pp: p, dp: 1, microBatchSeqs: 1, schedule, virtualStages: v });
       const { steadyS, bubbleS } = pipelinePhaseS(f.map((x, i) => x + b[i]!), f, m, plan);
       expect(timeline.spanS).toBeCloseTo(steadyS + bubbleS, 9);
-      expect(timeline.ops).toHaveLength(p * v * m * (splitsBackward(schedule) ? 3 : 2));
+      expect(timeline.ops).toHaveLength(p * v * chainMicrobatches(schedule, m) * (splitsBackward(schedule) ? 3 : 2));
     }
   });
 

@@ -1,14 +1,14 @@
 /** Microbatches held per stage: memory's count against the op order the timeline simulates. */
 import { activationsGiB, microbatchesInFlight, stageMemory, stageMemoryBasis } from '../src/model/memory';
 import { scheduleMicrobatchProblem } from '../src/model/pipeline';
-import { isChunked, isVShaped } from '../src/model/schedule-chain';
+import { isBidirectional, isChunked, isVShaped } from '../src/model/schedule-chain';
 import { simulateSchedule } from '../src/model/pipeline-timeline';
 import { layOutPlan } from '../src/model/placement';
 import { SCHEDULES, type Schedule } from '../src/model/plan-schema';
 import { peakMicrobatchesHeld, stageOrder } from '../src/model/schedule-order';
 import { loadFixture, readPlanFixture } from './helpers/fixtures';
 
-const chunksFor = (schedule: Schedule): readonly number[] => (isVShaped(schedule) ? [2] : isChunked(schedule) ? [2, 3, 4] : [1]);
+const chunksFor = (schedule: Schedule): readonly number[] => (isVShaped(schedule) || isBidirectional(schedule) ? [2] : isChunked(schedule) ? [2, 3, 4] : [1]);
 /** Microbatch counts around p: fewer than p, not multiples of p, and well past it. */
 const countsFor = (p: number): number[] => Array.from({ length: 3 * p + 6 }, (_, i) => i + 1);
 const runs = (schedule: Schedule, p: number, m: number) => scheduleMicrobatchProblem(schedule, m, p) === undefined;
@@ -29,7 +29,8 @@ describe('microbatches held per stage', () => {
         }
       }
     }
-    expect(compared).toBeGreaterThan(1000);
+    // DualPipe runs only even p and even m >= 2p: 696 stage comparisons in this range.
+    expect(compared).toBeGreaterThan(schedule === 'dualpipe' ? 600 : 1000);
   });
 
   it.each(SCHEDULES)('%s: the timeline runs each stage\'s ops in that order, so it holds the same peak (p 1-8, m 1 to 2p + 3)', (schedule) => {

@@ -13,7 +13,7 @@ import { fewestScheduleMicrobatches, pipelineWithHopsS, roundTripFloorS, roundTr
 import { pipelineSpanS } from '../src/model/pipeline-span';
 import { hasStageFloor, roundTripLineS, stageFloorAtLeastS, stageFloorFluidBubbleS, stageFloorS, stageFloorTerms } from '../src/model/pipeline-stage-floor';
 import { simulateSchedule } from '../src/model/pipeline-timeline';
-import { isChunked, isVShaped } from '../src/model/schedule-chain';
+import { isBidirectional, isChunked, isVShaped } from '../src/model/schedule-chain';
 import { SCHEDULES } from '../src/model/plan-schema';
 import { layOutPlan } from '../src/model/placement';
 import type { PlanSpec } from '../src/model/plan-schema';
@@ -56,8 +56,9 @@ describe('the span evaluate computes', () => {
     });
     fc.assert(fc.property(spanCase, ({ schedule, steps, forwardShare, v: chunks, extra, crossings }) => {
       const p = steps.length;
-      const v = isVShaped(schedule) ? 2 : isChunked(schedule) ? chunks : 1;
+      const v = isVShaped(schedule) || isBidirectional(schedule) ? 2 : isChunked(schedule) ? chunks : 1;
       if (isChunked(schedule) && !isVShaped(schedule) && p < 2) return;
+      if (isBidirectional(schedule) && p % 2 !== 0) return; // DualPipe needs an even pp
       const m = fewestScheduleMicrobatches(schedule, p) + extra;
       if (scheduleMicrobatchProblem(schedule, m, p) !== undefined) return; // a count the schedule cannot run (interleaved-zb's rounds)
       const chain = p * v;

@@ -223,7 +223,7 @@ describe('plans with the new schedules', () => {
     ['zbv', 4, 'plan.virtualStages: the zbv schedule needs exactly 2 virtual stages (its V), got 4'],
     ['interleaved-zb', 1, 'plan.virtualStages: the interleaved-zb schedule needs at least 2 virtual stages'],
     ['dualpipev', 3, 'plan.virtualStages: the dualpipev schedule needs exactly 2 virtual stages (its V), got 3'],
-    ['zb-h1', 2, 'plan.virtualStages: 2 virtual stages need schedule \'interleaved\' or \'interleaved-zb\' (exactly 2: also \'zbv\' or \'dualpipev\'; got \'zb-h1\')'],
+    ['zb-h1', 2, 'plan.virtualStages: 2 virtual stages need schedule \'interleaved\' or \'interleaved-zb\' (exactly 2: also \'zbv\', \'dualpipev\' or \'dualpipe\'; got \'zb-h1\')'],
   ])('%s with %i virtual stages is an input error naming plan.virtualStages', (schedule, virtualStages, message) => {
     let caught: unknown;
     try { layOutPlan(scenario, { ...base, schedule, virtualStages }); } catch (e) { caught = e; }

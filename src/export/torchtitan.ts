@@ -6,7 +6,7 @@
 import type { PlanLayout } from '../model/placement';
 import { TORCHTITAN } from '../model/framework-capabilities';
 import type { Scenario } from '../model/scenario';
-import { stageOfVirtualStage } from '../model/schedule-chain';
+import { isBidirectional, layerBlocks, stageOfVirtualStage } from '../model/schedule-chain';
 import { capabilityMessages, microbatchesPerReplica, networkNote } from './common';
 import { criticalReplicas } from './critical-replicas';
 import type { ExportMessage, FrameworkExport } from './export-types';
@@ -101,13 +101,14 @@ function stageSplit(scenario: Scenario, layout: PlanLayout, messages: ExportMess
     }
   }
   // Any other split, and every interleaved one: name the modules of each virtual stage in chain order (loop: rank r
-  // holds stages r, r + pp, ...; ZBV's V: rank r holds stages r and 2pp - 1 - r, torch's style "v").
+  // holds stages r, r + pp, ...; ZBV's V: rank r holds stages r and 2pp - 1 - r, torch's style "v"; DualPipe,
+  // which the table refuses, its pp model stages, chunk 0 of each rank).
   const p = plan.pp;
   const parts: string[][] = [];
   let next = 0;
-  for (let q = 0; q < p * plan.virtualStages; q++) {
+  for (let q = 0; q < layerBlocks(plan.schedule, p, plan.virtualStages); q++) {
     {
-      const { stage, chunk } = stageOfVirtualStage(plan.schedule, q, p);
+      const { stage, chunk } = isBidirectional(plan.schedule) ? { stage: q, chunk: 0 } : stageOfVirtualStage(plan.schedule, q, p);
       const count = stages[stage]!.chunkLayers[chunk]!;
       const part = Array.from({ length: count }, (_, k) => `layers.${next + k}`);
       next += count;

@@ -1,12 +1,15 @@
 /**
  * Data-parallel gradient sync per stage (docs/cost-model.md §3, DP; §4): the in-site ring at each site
  * hosting the stage and, for a stage whose replicas span sites, the shared cross-site phase with
- * the load it puts on each link.
+ * the load it puts on each link. Under DualPipe every stage's weights are on two GPUs of each
+ * replica (GPU j and pp - 1 - j hold the same two stages, schedule-chain.ts), whose gradients are
+ * summed too: their rings take both GPUs' replicas, 2 x dp x cp ranks, wherever they are.
  */
 import { addRouteLoad, emptyLoads, linkBusyS, linkSettings, ringHops, routeLatencyS, type LinkLoad } from './cross-site';
 import { stageParams } from './memory';
 import { dataParallelTier, reduceScatterS } from './network';
 import type { PlanLayout } from './placement';
+import { isBidirectional } from './schedule-chain';
 import type { Scenario } from './scenario';
 import { BF16_BYTES } from './units';
 
@@ -24,15 +27,18 @@ export function dataParallelSync(
   const siteSets: number[][] = [];
   let maxHopLatencyS = 0;
   let maxRingSites = 1;
+  const copies = isBidirectional(plan.schedule) ? 2 : 1;
+  // Replicas at each site of the GPUs that hold stage j's weights: its own, and under DualPipe its mirror's.
+  const ringReplicas = replicasOfStageAtSite.map((atSite, j) => (copies === 1 ? atSite : atSite.map((r, site) => r + replicasOfStageAtSite[stages.length - 1 - j]![site]!)));
   stages.forEach((stage, j) => {
     const params = stageParams(scenario, plan, stage);
     const gradBytesPerGpu = BF16_BYTES * (params.dense + params.expert);
-    const sites = replicasOfStageAtSite[j]!.flatMap((replicas, site) => (replicas > 0 ? [site] : []));
+    const sites = ringReplicas[j]!.flatMap((replicas, site) => (replicas > 0 ? [site] : []));
     siteSets.push(sites);
-    const totalRanks = plan.dp * plan.cp;
+    const totalRanks = copies * plan.dp * plan.cp;
     let intra = 0;
     for (const site of sites) {
-      const ranks = replicasOfStageAtSite[j]![site]! * plan.cp;
+      const ranks = ringReplicas[j]![site]! * plan.cp;
       const where = scenario.sites[site]!;
       const tier = dataParallelTier(where, ranks, plan.tp, usedPerSite[site]! > where.podGpus);
       // Hierarchical: reduce-scatter then all-gather inside the site; single site: the same two halves of an all-reduce.
@@ -49,7 +55,7 @@ export function dataParallelSync(
       const bytes = flat
         ? plan.tp * plan.cp * (2 * (totalRanks - 1) / totalRanks) * gradBytesPerGpu * compressed
         : plan.tp * (2 * (k - 1) / k) * gradBytesPerGpu * compressed;
-      const pairs = flat ? plan.tp * plan.cp : replicasOfStageAtSite[j]![hop.from]! * plan.tp * plan.cp;
+      const pairs = flat ? plan.tp * plan.cp : ringReplicas[j]![hop.from]! * plan.tp * plan.cp;
       addRouteLoad(scenario, crossLoads, hop.from, hop.to, bytes, pairs);
       maxHopLatencyS = Math.max(maxHopLatencyS, routeLatencyS(scenario, hop.from, hop.to));
     }

@@ -11,6 +11,7 @@ import { busierDirectionBytes, linkSettings } from './cross-site';
 import { dataParallelSync } from './data-parallel-sync';
 import { modelGroupPipelines, type PipelineTiming } from './group-pipelines';
 import { scheduleMicrobatchProblem } from './pipeline-schedule-rules';
+import { steadyRounds } from './pipeline';
 import { layOutPlan, type PlanLayout, type ReplicaGroupLayout } from './placement';
 import type { PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
@@ -154,19 +155,21 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout, timing: P
 
   const bottleneckTime = timeOf(criticalPipeline.bottleneckStage, criticalGroup.stageSite[criticalPipeline.bottleneckStage]!);
   const m = criticalPipeline.microbatches;
+  // Stage steps each stage runs: m, or DualPipe's m / 2 rounds (a GPU's step covers its two stages, one microbatch each way).
+  const rounds = steadyRounds(plan.schedule, m);
   const excessS = criticalPipeline.timelineExcessS;
   const bubbleShare = criticalPipeline.hops.length === 0 ? excessS : Math.min(0, Math.max(excessS, -criticalPipeline.bubbleS));
   const breakdown: Breakdown = {
-    computeS: m * (bottleneckTime.forwardS + bottleneckTime.backwardS + bottleneckTime.recomputeS),
-    tpExposedS: m * bottleneckTime.tpExposedS,
-    cpExposedS: m * bottleneckTime.cpExposedS,
-    epExposedS: m * bottleneckTime.epExposedS,
-    ppExposedS: m * bottleneckTime.ppSendS,
-    dpExposedS: dpExposedS * (1 - dpCrossShare) + m * zero3Exposed(criticalPipeline.bottleneckStage, criticalGroup.stageSite[criticalPipeline.bottleneckStage]!),
+    computeS: rounds * (bottleneckTime.forwardS + bottleneckTime.backwardS + bottleneckTime.recomputeS),
+    tpExposedS: rounds * bottleneckTime.tpExposedS,
+    cpExposedS: rounds * bottleneckTime.cpExposedS,
+    epExposedS: rounds * bottleneckTime.epExposedS,
+    ppExposedS: rounds * bottleneckTime.ppSendS,
+    dpExposedS: dpExposedS * (1 - dpCrossShare) + rounds * zero3Exposed(criticalPipeline.bottleneckStage, criticalGroup.stageSite[criticalPipeline.bottleneckStage]!),
     // The phase less the closed form (docs/cost-model.md §5): an excess is cross-site stalls where
     // the chain crosses sites, bubble otherwise; a shortfall (1F1B, ZB-H1) comes off the bubble first.
     bubbleS: criticalPipeline.bubbleS + bubbleShare,
-    crossSiteS: m * criticalPipeline.linkExcessS + criticalPipeline.fillCrossS + dpExposedS * dpCrossShare + criticalPipeline.timelineExcessS - bubbleShare,
+    crossSiteS: rounds * criticalPipeline.linkExcessS + criticalPipeline.fillCrossS + dpExposedS * dpCrossShare + criticalPipeline.timelineExcessS - bubbleShare,
     optimizerS,
   };
   const iterationTimeS = Object.values(breakdown).reduce((sum, part) => sum + part, 0);
@@ -210,15 +213,15 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout, timing: P
   const gpusTotal = scenario.sites.reduce((a, site) => a + site.gpus, 0);
   const peakFlopRate = scenario.sites.reduce((sum, site, s) => sum + usedPerSite[s]! * tflopsToFlopPerS(site.gpu.peakBf16Tflops), 0);
   const modelFlops = modelFlopsPerIteration(scenario.model, scenario.training.seqLen, scenario.training.globalBatchSeqs);
-  // Every replica runs the same stages: one replica's FLOPs per microbatch, times all replicas' microbatches.
+  // Every replica runs the same stages: one replica's FLOPs per stage step, times all replicas' steps (DualPipe: m / 2 per replica).
   const replicaFlopsPerMicrobatch = stages.reduce((sum, stage) => sum + stageFlops(scenario, plan, stage).hardwareFlops, 0);
-  const microbatchesRun = groups.reduce((sum, group) => sum + group.replicas * group.microbatches, 0);
+  const microbatchesRun = groups.reduce((sum, group) => sum + group.replicas * steadyRounds(plan.schedule, group.microbatches), 0);
   const hardwareFlops = microbatchesRun * gpusPerReplicaStage * replicaFlopsPerMicrobatch;
   const linkLoadsTotal = scenario.links.map((_, i) => Math.max(
-    ppLoads[i]!.aToB * m + dp.crossLoads[i]!.aToB,
-    ppLoads[i]!.bToA * m + dp.crossLoads[i]!.bToA,
+    ppLoads[i]!.aToB * rounds + dp.crossLoads[i]!.aToB,
+    ppLoads[i]!.bToA * rounds + dp.crossLoads[i]!.bToA,
   ));
-  const linkBusy = scenario.links.map((_, i) => ppLinkStepS[i]! * m + dp.crossBusyS[i]!);
+  const linkBusy = scenario.links.map((_, i) => ppLinkStepS[i]! * rounds + dp.crossBusyS[i]!);
 
   const mayNotFitAt = scenario.sites.map((site, s) => usedPerSite[s]! > 0 && mayNotFit(siteMemory[s]!, site.gpu.memoryGiB));
   return {

@@ -74,6 +74,7 @@ export const MEGATRON: FrameworkCapabilities = {
     'interleaved-zb': unsupported('Megatron-LM has no interleaved zero-bubble schedule (it does not split the backward into input- and weight-gradient passes); it would run interleaved 1F1B with a larger bubble; export to torchtitan (InterleavedZeroBubble) instead'),
     zbv: unsupported('Megatron-LM has no V-shaped zero-bubble (ZBV) schedule: it places chunks in a loop, not a V, and does not split the backward; export to torchtitan (ZBVZeroBubble) instead'),
     dualpipev: unsupported('Megatron-LM (upstream) has no DualPipeV schedule: it places chunks in a loop, not a V, and does not split the backward; export to torchtitan (DualPipeV) instead'),
+    dualpipe: unsupported('Megatron-LM (upstream) has no bidirectional DualPipe schedule (two copies of every stage, microbatches from both ends); it runs in DeepSeek\'s own DualPipe code (github.com/deepseek-ai/DualPipe), which has no export here; DualPipeV (one copy) exports to torchtitan'),
   },
   zero: {
     0: native,
@@ -109,6 +110,7 @@ export const TORCHTITAN: FrameworkCapabilities = {
     'interleaved-zb': { ...native, name: 'InterleavedZeroBubble' },
     zbv: { ...native, name: 'ZBVZeroBubble' },
     dualpipev: { ...native, name: 'DualPipeV' },
+    dualpipe: unsupported('torchtitan (torch.distributed.pipelining) has no bidirectional DualPipe schedule, only its one-copy half DualPipeV; DualPipe runs in DeepSeek\'s own DualPipe code (github.com/deepseek-ai/DualPipe), which has no export here'),
     'zb-h1': unsupported('torchtitan has no single-stage zero-bubble schedule (InterleavedZeroBubble and ZBVZeroBubble need two or more stages per rank); exported as 1F1B, which has three times the planned bubble'),
   },
   zero: {

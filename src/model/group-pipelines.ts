@@ -9,7 +9,7 @@ import { addRouteLoad, emptyLoads, linkBusyS, linkSettings, routeLatencyS } from
 import { chainCrossings, forwardPartS, pipelineWithHopsS } from './pipeline';
 import { roundTripFloorS, roundTripProfile } from './pipeline-round-trip';
 import { hasStageFloor, stageFloorS } from './pipeline-stage-floor';
-import { interleavedGroupSize } from './pipeline-schedule-rules';
+import { interleavedGroupSize, scheduleMicrobatchProblem } from './pipeline-schedule-rules';
 import { pipelineSpanS } from './pipeline-span';
 import type { PlanLayout } from './placement';
 import type { PlanSpec } from './plan-schema';
@@ -130,6 +130,7 @@ function timelineExcessOverS(
 ): number {
   if (!Number.isInteger(microbatches) || microbatches < 1) return 0;
   if (plan.schedule === 'interleaved' && interleavedGroupSize(microbatches, stepS.length) === undefined) return 0;
+  if (plan.schedule === 'dualpipe' && scheduleMicrobatchProblem(plan.schedule, microbatches, stepS.length) !== undefined) return 0;
   const spanS = pipelineSpanS({
     schedule: plan.schedule, virtualStages: plan.virtualStages, microbatches, forwardS,
     backwardS: stepS.map((step, j) => step - forwardS[j]!), hops,

@@ -1,8 +1,10 @@
 /**
- * The microbatch counts each pipeline schedule accepts (docs/cost-model.md §5): Megatron-LM's
- * interleaved groups, torch's zero-bubble rounds, and the fewest microbatches per replica.
+ * The microbatch counts and chunk counts each pipeline schedule accepts (docs/cost-model.md §5):
+ * Megatron-LM's interleaved groups, torch's zero-bubble rounds, the fewest microbatches per
+ * replica, and the virtual stages per GPU.
  */
 import type { PlanSpec } from './plan-schema';
+import { isBidirectional, isChunked, isVShaped } from './schedule-chain';
 
 /**
  * Megatron-LM's interleaved schedule runs microbatches in groups of N per model chunk
@@ -37,7 +39,8 @@ export function zeroBubbleRoundSize(microbatches: number, pp: number): number | 
  * undefined when it can (docs/cost-model.md §5): Megatron's interleaving needs m >= p; torch's
  * interleaved zero-bubble needs m >= p (below that the cost model has no closed form) and m
  * divisible by its rounds; ZBV needs m >= 2p - 1 (torch pads fewer with idle slots, which the
- * closed form does not time); DualPipeV m >= 2p (torch refuses fewer).
+ * closed form does not time); DualPipeV m >= 2p (torch refuses fewer); DualPipe m even and
+ * m >= 2p (`dualpipe.py` asserts `num_chunks % 2 == 0 and num_chunks >= num_ranks * 2`).
  */
 export function scheduleMicrobatchProblem(schedule: PlanSpec['schedule'], microbatches: number, pp: number): string | undefined {
   if (!Number.isInteger(microbatches)) return undefined;
@@ -53,19 +56,37 @@ export function scheduleMicrobatchProblem(schedule: PlanSpec['schedule'], microb
       return microbatches < 2 * pp - 1 ? `the ZBV schedule needs at least 2 x pp - 1 = ${2 * pp - 1} microbatches per replica` : undefined;
     case 'dualpipev':
       return microbatches < 2 * pp ? `the DualPipeV schedule needs at least 2 x pp = ${2 * pp} microbatches per replica` : undefined;
+    case 'dualpipe':
+      if (pp % 2 !== 0) return `the DualPipe schedule needs an even pp, got ${pp}`;
+      if (microbatches < 2 * pp) return `the DualPipe schedule needs at least 2 x pp = ${2 * pp} microbatches per replica`;
+      return microbatches % 2 !== 0 ? `the DualPipe schedule needs an even number of microbatches per replica (half enter at each end), got ${microbatches}` : undefined;
     default:
       return undefined;
   }
 }
 
-/** The fewest microbatches a replica may run under the schedule: pp for the interleaved ones, 2pp - 1 for ZBV, 2pp for DualPipeV, else 1. */
+/** The fewest microbatches a replica may run under the schedule: pp for the interleaved ones, 2pp - 1 for ZBV, 2pp for DualPipeV and DualPipe, else 1. */
 export function fewestScheduleMicrobatches(schedule: PlanSpec['schedule'], pp: number): number {
   switch (schedule) {
     case 'interleaved':
     case 'interleaved-zb': return pp;
     case 'zbv': return 2 * pp - 1;
-    case 'dualpipev': return 2 * pp;
+    case 'dualpipev':
+    case 'dualpipe': return 2 * pp;
     default: return 1;
   }
 }
 
+/**
+ * Chunks per GPU the schedule needs (docs/cost-model.md §5): the interleaved schedules 2 or more,
+ * ZBV and DualPipeV exactly 2 (their V folds a chain of 2p virtual stages), DualPipe exactly 2
+ * (stage j of one direction and stage pp - 1 - j of the other), the others 1. The problem, or
+ * undefined.
+ */
+export function scheduleChunksProblem(plan: Pick<PlanSpec, 'schedule' | 'virtualStages'>): string | undefined {
+  const v = plan.virtualStages;
+  if (isBidirectional(plan.schedule)) return v === 2 ? undefined : `the ${plan.schedule} schedule needs exactly 2 virtual stages (stage j of one direction, stage pp - 1 - j of the other), got ${v}`;
+  if (isVShaped(plan.schedule)) return v === 2 ? undefined : `the ${plan.schedule} schedule needs exactly 2 virtual stages (its V), got ${v}`;
+  if (isChunked(plan.schedule)) return v >= 2 ? undefined : `the ${plan.schedule} schedule needs at least 2 virtual stages`;
+  return v === 1 ? undefined : `${v} virtual stages need schedule 'interleaved' or 'interleaved-zb' (exactly 2: also 'zbv', 'dualpipev' or 'dualpipe'; got '${plan.schedule}')`;
+}

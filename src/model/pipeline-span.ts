@@ -8,7 +8,7 @@
  * checks equality on every schedule). Pure.
  */
 import { scheduleRun, type ScheduleInputs } from './pipeline-timeline';
-import { virtualStageOf } from './schedule-chain';
+import { endsChain, startsChain, virtualStageOf } from './schedule-chain';
 import type { ScheduledOp } from './schedule-order';
 
 /** The simulated span of `inputs` (seconds); throws if the op orders cannot complete (a bug). */
@@ -27,9 +27,9 @@ export function pipelineSpanS(inputs: ScheduleInputs): number {
 
   const readyAt = (q: number, op: ScheduledOp): number => {
     const at = q * m + op.microbatch;
-    if (op.kind === 'forward') return q === 0 ? 0 : arriveForward[at - m]!;
+    if (op.kind === 'forward') return startsChain(inputs.schedule, q, p) ? 0 : arriveForward[at - m]!;
     if (op.kind === 'weight') return doneBackward[at]!;
-    return q === chain - 1 ? doneForward[at]! : arriveBackward[at + m]!;
+    return endsChain(inputs.schedule, q, p, chain) ? doneForward[at]! : arriveBackward[at + m]!;
   };
   const send = (boundary: number, direction: 'forward' | 'backward', readyS: number): number => {
     const hop = hopAt[boundary]!;
@@ -60,10 +60,10 @@ export function pipelineSpanS(inputs: ScheduleInputs): number {
         const at = q * m + op.microbatch;
         if (op.kind === 'forward') {
           doneForward[at] = endS;
-          if (q + 1 < chain) arriveForward[at] = send(q, 'forward', endS);
+          if (!endsChain(inputs.schedule, q, p, chain)) arriveForward[at] = send(q, 'forward', endS);
         } else if (op.kind === 'backward') {
           doneBackward[at] = endS;
-          if (q > 0) arriveBackward[at] = send(q - 1, 'backward', endS);
+          if (!startsChain(inputs.schedule, q, p)) arriveBackward[at] = send(q - 1, 'backward', endS);
         }
       }
     }

@@ -1,7 +1,7 @@
 /**
  * One iteration's pipeline phase op by op: a discrete-event simulation of the GPipe, 1F1B,
- * interleaved 1F1B (Megatron's order), ZB-H1, ZBV, interleaved zero-bubble and DualPipeV schedules
- * (the V-shaped ones on their folded chain, schedule-chain.ts). Each stage runs one op at a time in
+ * interleaved 1F1B (Megatron's order), ZB-H1, ZBV, interleaved zero-bubble, DualPipeV and DualPipe
+ * schedules (the V-shaped ones on their folded chain, DualPipe on its two chains, schedule-chain.ts). Each stage runs one op at a time in
  * its schedule's order (schedule-order.ts, the same order memory counts held microbatches by),
  * as soon as its input has arrived; a boundary between sites is a send that holds the link
  * direction for the link's per-microbatch step and then takes the route's latency
@@ -14,7 +14,7 @@ import { forwardPartS } from './pipeline';
 import type { PlanLayout } from './placement';
 import type { Schedule } from './plan-schema';
 import type { Scenario } from './scenario';
-import { splitsBackward, virtualStageOf } from './schedule-chain';
+import { endsChain, splitsBackward, startsChain, virtualStageOf } from './schedule-chain';
 import { stageOrder, type PipelineOpKind, type ScheduledOp } from './schedule-order';
 
 /** One op of one microbatch on one stage (model chunk `chunk` of the stage). */
@@ -105,9 +105,9 @@ export function simulateSchedule(inputs: ScheduleInputs): PipelineTimeline {
 
   const readyAt = (j: number, op: ScheduledOp): number => {
     const q = virtualStage(j, op.chunk);
-    if (op.kind === 'forward') return q === 0 ? 0 : arrive.forward[q - 1]![op.microbatch]!;
+    if (op.kind === 'forward') return startsChain(inputs.schedule, q, p) ? 0 : arrive.forward[q - 1]![op.microbatch]!;
     if (op.kind === 'weight') return done.backward[q]![op.microbatch]!;
-    return q === chain - 1 ? done.forward[q]![op.microbatch]! : arrive.backward[q + 1]![op.microbatch]!;
+    return endsChain(inputs.schedule, q, p, chain) ? done.forward[q]![op.microbatch]! : arrive.backward[q + 1]![op.microbatch]!;
   };
   const send = (boundary: number, direction: 'forward' | 'backward', microbatch: number, readyS: number): number => {
     const hop = hopAt.get(boundary);
@@ -144,8 +144,8 @@ export function simulateSchedule(inputs: ScheduleInputs): PipelineTimeline {
     free[pick] = endS;
     next[pick]! += 1;
     done[op.kind][q]![op.microbatch] = endS;
-    if (op.kind === 'forward' && q + 1 < chain) arrive.forward[q]![op.microbatch] = send(q, 'forward', op.microbatch, endS);
-    if (op.kind === 'backward' && q > 0) arrive.backward[q]![op.microbatch] = send(q - 1, 'backward', op.microbatch, endS);
+    if (op.kind === 'forward' && !endsChain(inputs.schedule, q, p, chain)) arrive.forward[q]![op.microbatch] = send(q, 'forward', op.microbatch, endS);
+    if (op.kind === 'backward' && !startsChain(inputs.schedule, q, p)) arrive.backward[q]![op.microbatch] = send(q - 1, 'backward', op.microbatch, endS);
   }
   const spanS = ops.reduce((max, op) => Math.max(max, op.endS), 0);
   return { schedule: inputs.schedule, stages: p, virtualStages: v, microbatches: m, ops, sends, spanS, busyS: busy };

@@ -7,18 +7,22 @@
  * Qi et al. 2024: (p - 1)(F + B - W) with B = W when W <= F), ZB-H1's divided by v for torch's
  * interleaved zero-bubble schedule (eq. 5.5), (sum V - max V) for ZBV (eq. 5.6,
  * V_j = max(W_j, 2F_j - W_j) / 2) and (sum D - max D) for DualPipeV (eq. 5.7,
- * D_j = max(F_j, W_j - F_j / (p - 1)) / 2). The microbatch counts each schedule accepts are in
+ * D_j = max(F_j, W_j - F_j / (p - 1)) / 2); the bidirectional DualPipe runs m / 2 rounds of one
+ * microbatch per direction, each round a stage step, with DualPipeV's fill/drain on the p / 2 mirror
+ * pairs of stages (eq. 5.10). The microbatch counts each schedule accepts are in
  * pipeline-schedule-rules.ts, the round-trip floor (eq. 5.8) in pipeline-round-trip.ts.
  */
 import { CALIBRATION } from './calibration-constants';
 import type { PlanSpec } from './plan-schema';
-import { stageOfVirtualStage } from './schedule-chain';
+import { chainMicrobatches, endsChain, stageOfVirtualStage } from './schedule-chain';
 
 /** Sites crossed along one replica's chain of virtual stages (folded for ZBV): pairs (from, to) in chain order, with the virtual stage that sends. */
 export function chainCrossings(stageSite: readonly number[], plan: Pick<PlanSpec, 'schedule' | 'virtualStages'>): { readonly from: number; readonly to: number; readonly virtualStage: number }[] {
   const p = stageSite.length;
   const crossings: { from: number; to: number; virtualStage: number }[] = [];
-  for (let q = 0; q + 1 < p * plan.virtualStages; q++) {
+  const chain = p * plan.virtualStages;
+  for (let q = 0; q + 1 < chain; q++) {
+    if (endsChain(plan.schedule, q, p, chain)) continue;
     const from = stageSite[stageOfVirtualStage(plan.schedule, q, p).stage]!;
     const to = stageSite[stageOfVirtualStage(plan.schedule, q + 1, p).stage]!;
     if (from !== to) crossings.push({ from, to, virtualStage: q });
@@ -40,8 +44,22 @@ export function fillDrainS(stepS: readonly number[], forwardS: readonly number[]
     case 'interleaved-zb': return sumButLargest(stepS.map((step, j) => zeroBubbleShareS(step, forwardS[j]!))) / plan.virtualStages;
     case 'zbv': return sumButLargest(stepS.map((step, j) => zbvShareS(step, forwardS[j]!)));
     case 'dualpipev': return sumButLargest(stepS.map((step, j) => dualPipeVShareS(step, forwardS[j]!, stepS.length)));
+    case 'dualpipe': return sumButLargest(mirrorPairsS(stepS.map((step, j) => dualPipeVShareS(step, forwardS[j]!, stepS.length / 2))));
   }
 }
+
+/**
+ * DualPipe's fill/drain terms (eq. 5.10): GPUs j and p - 1 - j run the same order mirrored
+ * (schedule-order.ts), so the p / 2 pairs play the p / 2 stages of a DualPipeV; each pair counts
+ * with the larger of its two terms. Non-decreasing in every term.
+ */
+function mirrorPairsS(terms: readonly number[]): number[] {
+  const p = terms.length;
+  return Array.from({ length: Math.floor(p / 2) }, (_, k) => Math.max(terms[k]!, terms[p - 1 - k]!));
+}
+
+/** Steps each stage runs in the steady state: m, or for DualPipe m / 2 rounds of one microbatch per direction (a round is a stage step: its GPUs hold two stages). */
+export const steadyRounds = (schedule: PlanSpec['schedule'], microbatches: number): number => chainMicrobatches(schedule, microbatches);
 
 /**
  * The per-stage term whose sum over all stages but the largest is the fill/drain of the
@@ -116,7 +134,7 @@ export function pipelinePhaseS(
 ): { readonly steadyS: number; readonly bubbleS: number } {
   const max = Math.max(0, ...stepS);
   return {
-    steadyS: microbatches * max,
+    steadyS: steadyRounds(plan.schedule, microbatches) * max,
     bubbleS: fillDrainS(stepS, forwardS, plan) + shortPipelineS(stepS, forwardS, microbatches, plan),
   };
 }
@@ -155,7 +173,7 @@ export function pipelineWithHopsS(
     fillCrossS += 2 * (hop.latencyS + hop.stepS);
   }
   const linkExcessS = Math.max(0, linkStep - Math.max(0, ...stepS));
-  return { steadyS, bubbleS, linkExcessS, fillCrossS, phaseS: steadyS + microbatches * linkExcessS + bubbleS + fillCrossS };
+  return { steadyS, bubbleS, linkExcessS, fillCrossS, phaseS: steadyS + steadyRounds(plan.schedule, microbatches) * linkExcessS + bubbleS + fillCrossS };
 }
 
 /** Forward share of a stage's step: the step split in the ratio of forward to all compute (a third without recomputation). */

@@ -6,7 +6,9 @@
  */
 import { planSchema, type PipelineSplitSpec, type PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
-import { isChunked, isVShaped, outputStageOf, stageOfVirtualStage } from './schedule-chain';
+import { buildBidirectionalStages } from './bidirectional-stages';
+import { scheduleChunksProblem } from './pipeline-schedule-rules';
+import { isBidirectional, layerBlocks, outputStageOf, stageOfVirtualStage } from './schedule-chain';
 import { isMoeLayer } from './transformer-params';
 import { ScenarioValidationError, issuesFromZod, type InputIssue } from './validation-error';
 
@@ -17,9 +19,11 @@ export interface StageLayout {
   readonly moeLayers: number;
   /** Layers of each of the `virtualStages` chunks this stage runs, in chunk order. */
   readonly chunkLayers: readonly number[];
+  /** DualPipe only: the model stage each chunk runs (stage j, then stage pp - 1 - j); every other schedule runs chunks of its own stage's layers. */
+  readonly chunkModelStages?: readonly number[];
   readonly hasEmbedding: boolean;
   readonly hasOutputLayer: boolean;
-  /** Set (true) only where a stage holds both ends and still exchanges activations with other stages: stage 0 of a V (ZBV, DualPipeV). Absent: it does unless it holds both ends. */
+  /** Set (true) only where a stage holds both ends and still exchanges activations with other stages: stage 0 of a V (ZBV, DualPipeV), the first and last of DualPipe. Absent: it does unless it holds both ends. */
   readonly pipelinePeers?: boolean;
 }
 
@@ -97,12 +101,17 @@ function checkDegrees(scenario: Scenario, plan: PlanSpec, issues: InputIssue[], 
   checkRecomputeModules(scenario, plan, issues, at);
   const virtualStagesProblem = scheduleChunksProblem(plan);
   if (virtualStagesProblem !== undefined) issues.push({ path: at('virtualStages'), message: virtualStagesProblem });
+  if (isBidirectional(plan.schedule) && plan.pp % 2 !== 0) {
+    issues.push({ path: at('pp'), message: `${plan.pp} is odd: the ${plan.schedule} schedule needs an even pp (GPU j holds stages j and pp - 1 - j)` });
+  }
   const split = pipelineSplitOf(plan, model.layers);
   const units = pipelineUnits(model.layers, split);
-  if (plan.pp * plan.virtualStages > units) {
+  const blocks = layerBlocks(plan.schedule, plan.pp, plan.virtualStages);
+  if (blocks > units) {
     const counted = units > model.layers ? ` + ${units - model.layers} (embedding/loss counted as layers)` : '';
-    const hint = units < model.layers + 2 && plan.pp * plan.virtualStages <= model.layers + 2 ? '; pipelineSplit can count the embedding and the loss as layers' : '';
-    issues.push({ path: at('pp'), message: `${plan.pp} stages x ${plan.virtualStages} chunks exceed ${model.layers} layers${counted}${hint}` });
+    const hint = units < model.layers + 2 && blocks <= model.layers + 2 ? '; pipelineSplit can count the embedding and the loss as layers' : '';
+    const what = isBidirectional(plan.schedule) ? `${plan.pp} stages` : `${plan.pp} stages x ${plan.virtualStages} chunks`;
+    issues.push({ path: at('pp'), message: `${what} exceed ${model.layers} layers${counted}${hint}` });
   }
 }
 
@@ -126,26 +135,14 @@ function checkRecomputeModules(scenario: Scenario, plan: PlanSpec, issues: Input
 }
 
 /**
- * Chunks per GPU the schedule needs (docs/cost-model.md §5): the interleaved schedules 2 or more,
- * ZBV and DualPipeV exactly 2 (their V folds a chain of 2p virtual stages), the others 1. The
- * problem, or undefined.
- */
-export function scheduleChunksProblem(plan: Pick<PlanSpec, 'schedule' | 'virtualStages'>): string | undefined {
-  const v = plan.virtualStages;
-  if (isVShaped(plan.schedule)) return v === 2 ? undefined : `the ${plan.schedule} schedule needs exactly 2 virtual stages (its V), got ${v}`;
-  if (isChunked(plan.schedule)) return v >= 2 ? undefined : `the ${plan.schedule} schedule needs at least 2 virtual stages`;
-  return v === 1 ? undefined : `${v} virtual stages need schedule 'interleaved' or 'interleaved-zb' (exactly 2: also 'zbv' or 'dualpipev'; got '${plan.schedule}')`;
-}
-
-/**
  * Whether the embedding and the loss count as pipeline layers (Megatron-LM's
  * --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split): as the
  * plan says; when it says nothing, both exactly when pp x virtualStages exceeds the layers (the
  * case the flags exist for: Llama 3 405B's 126 layers on 16 x 8 chunks, Llama 3 §3.3.2).
  */
-export function pipelineSplitOf(plan: Pick<PlanSpec, 'pp' | 'virtualStages' | 'pipelineSplit'>, layers: number): PipelineSplitSpec {
+export function pipelineSplitOf(plan: Pick<PlanSpec, 'pp' | 'virtualStages' | 'pipelineSplit'> & Partial<Pick<PlanSpec, 'schedule'>>, layers: number): PipelineSplitSpec {
   if (plan.pipelineSplit !== undefined) return plan.pipelineSplit;
-  const needed = plan.pp * plan.virtualStages > layers;
+  const needed = layerBlocks(plan.schedule ?? '1f1b', plan.pp, plan.virtualStages) > layers;
   return { embeddingAsLayer: needed, lossAsLayer: needed };
 }
 
@@ -181,11 +178,13 @@ function resolveLayersPerStage(scenario: Scenario, plan: PlanSpec, issues: Input
   } else if (given.reduce((sum, n) => sum + n, 0) !== layers) {
     issues.push({ path: at('placement.layersPerStage'), message: `adds up to ${given.reduce((s, n) => s + n, 0)} layers, the model has ${layers}` });
   }
+  // DualPipe lists the pp model stages, each one chunk of two GPUs.
+  const chunks = isBidirectional(plan.schedule) ? 1 : plan.virtualStages;
   given.forEach((n, stage) => {
     const units = stageUnits(n, stage, lossStage, split);
-    if (units < plan.virtualStages) {
+    if (units < chunks) {
       const counted = units > n ? ` (with the embedding/loss counted as layers, ${units})` : '';
-      issues.push({ path: at(`placement.layersPerStage[${stage}]`), message: `${n} layers${counted} cannot fill ${plan.virtualStages} virtual chunks` });
+      issues.push({ path: at(`placement.layersPerStage[${stage}]`), message: `${n} layers${counted} cannot fill ${chunks} virtual chunks` });
     }
   });
   return [...given];
@@ -258,6 +257,7 @@ export function buildStages(
 ): StageLayout[] {
   const v = plan.virtualStages;
   const schedule = plan.schedule ?? '1f1b';
+  if (isBidirectional(schedule)) return buildBidirectionalStages(scenario, plan.pp, layersPerStage);
   const lossStage = outputStageOf(schedule, plan.pp);
   // The plan's split as given (layOutPlan writes in the one it chooses); none when absent.
   const split = plan.pipelineSplit ?? { embeddingAsLayer: false, lossAsLayer: false };

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { positiveInt } from './scenario-schema';
 
-export const SCHEDULES = ['gpipe', '1f1b', 'interleaved', 'zb-h1', 'zbv', 'interleaved-zb', 'dualpipev'] as const;
+export const SCHEDULES = ['gpipe', '1f1b', 'interleaved', 'zb-h1', 'zbv', 'interleaved-zb', 'dualpipev', 'dualpipe'] as const;
 export type Schedule = (typeof SCHEDULES)[number];
 export const RECOMPUTE_MODES = ['none', 'selective', 'full'] as const;
 export type Recompute = (typeof RECOMPUTE_MODES)[number];
@@ -66,7 +66,7 @@ export const planSchema = z.strictObject({
   dp: positiveInt('data-parallel degree', 1e8),
   microBatchSeqs: positiveInt('sequences per microbatch'),
   schedule: z.enum(SCHEDULES).default('1f1b'),
-  virtualStages: positiveInt('model chunks per GPU (interleaved and interleaved-zb: 2 or more; zbv and dualpipev: exactly 2)', 1e5).default(1),
+  virtualStages: positiveInt('model chunks per GPU (interleaved and interleaved-zb: 2 or more; zbv, dualpipev and dualpipe: exactly 2; dualpipe\'s two chunks are stages j and pp - 1 - j of the pp-stage model, one per direction)', 1e5).default(1),
   recompute: z.enum(RECOMPUTE_MODES).default('none'),
   recomputeModules: z.array(z.enum(RECOMPUTE_MODULES)).min(1, 'lists no module: write recompute \'none\' to recompute nothing').max(RECOMPUTE_MODULES.length).optional()
     .describe('Modules selective recomputation recomputes (Megatron-LM --recompute-modules): core_attn, moe_act, layernorm, mla_up_proj, mlp (dense layers), moe, shared_experts. Only with recompute \'selective\'; absent: [\'core_attn\'].'),

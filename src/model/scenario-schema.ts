@@ -150,7 +150,9 @@ export const searchSchema = z.strictObject({
   pp: degreeList.optional(),
   microBatchSeqs: degreeList.optional(),
   virtualStages: degreeList.optional(),
-  schedules: z.array(z.enum(['gpipe', '1f1b', 'interleaved', 'zb-h1', 'zbv', 'interleaved-zb', 'dualpipev'])).min(1).optional(),
+  schedules: z.array(z.enum(['gpipe', '1f1b', 'interleaved', 'zb-h1', 'zbv', 'interleaved-zb', 'dualpipev', 'dualpipe'])).min(1)
+    .refine((list) => !list.includes('dualpipe'), { message: '\'dualpipe\' is not searched: the planner\'s bounds do not cover the bidirectional DualPipe; write it in a plan and run evaluate or report --plan' })
+    .optional().describe('Schedules to search; \'dualpipe\' is evaluate-only (refused here).'),
   recompute: z.array(z.enum(['none', 'selective', 'full'])).min(1).optional(),
   zero: z.array(z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)])).min(1).optional(),
   allowGradientCompression: z.boolean().default(false)

@@ -1,6 +1,6 @@
 /**
  * The pipeline schedules' op order per stage (GPipe, 1F1B, Megatron's interleaved 1F1B, ZB-H1,
- * torch's interleaved zero-bubble, ZBV and DualPipeV)
+ * torch's interleaved zero-bubble, ZBV, DualPipeV and the bidirectional DualPipe)
  * and the microbatches whose activations a stage holds at its peak under that order. One
  * definition for both the op-by-op simulation (pipeline-timeline.ts) and memory (memory.ts):
  * the closed form {@link microbatchesHeld} equals the walk of {@link stageOrder} by
@@ -77,6 +77,7 @@ export function stageOrder(schedule: Schedule, j: number, p: number, v: number, 
     case 'interleaved-zb': return interleavedZeroBubbleOrder(j, p, v, m);
     case 'zbv': return zbvOrder(j, p, m);
     case 'dualpipev': return dualPipeVOrder(j, p, m);
+    case 'dualpipe': return dualPipeOrder(j, p, m);
   }
 }
 
@@ -179,6 +180,7 @@ export function microbatchesHeld(schedule: Schedule, j: number, p: number, v: nu
     case 'interleaved': return Math.min(m, (2 * (p - j - 1) + (v - 1) * (interleavedGroupSize(m, p) ?? p) + 1) / v);
     case 'zbv': return Math.min(m, p);
     case 'dualpipev': return Math.min(m, p + 0.5);
+    case 'dualpipe': return Math.min(m, (p + 1) / 2);
     case 'interleaved-zb': return Math.min(m, ((v - 1) * (zeroBubbleRoundSize(m, p) ?? p) + p) / v);
   }
 }
@@ -224,4 +226,23 @@ function dualPipeVOrder(j: number, p: number, m: number): ScheduledOp[] {
   for (let i = 0; i < p - j - 1; i++) { W(); B(0, true); }
   for (let i = 0; i <= j; i++) W();
   return ops;
+}
+
+/**
+ * The bidirectional DualPipe (deepseek-ai/DualPipe `dualpipe.py`, `DualPipe.step`; DeepSeek-V3
+ * report §3.2.1): p even, m even and at least 2p (its asserts), m / 2 microbatches entering at
+ * each end. GPU j's "phase 0" is the direction it is nearer the start of (direction 0 on the first
+ * half of the GPUs, direction 1 on the second) and its eight steps are DualPipeV's with
+ * `half_rank` h = min(j, p - 1 - j) for the stage, p / 2 for the stages and m / 2 microbatches
+ * (step 1: 2(p/2 - h - 1) F0; step 4: m/2 - p + h + 1 rounds; ...), so the order is
+ * {@link dualPipeVOrder}'s with its chunks read as phases; chunk c here is direction c
+ * (schedule-chain.ts), so the second half of the GPUs swaps them. Throws for an odd p, an odd m
+ * or m < 2p, which `dualpipe.py` refuses.
+ */
+function dualPipeOrder(j: number, p: number, m: number): ScheduledOp[] {
+  if (p % 2 !== 0) throw new Error(`DualPipe needs an even number of stages, got ${p}`);
+  if (m % 2 !== 0 || m < 2 * p) throw new Error(`DualPipe needs an even number of microbatches, at least 2p = ${2 * p}, got ${m}`);
+  const half = Math.min(j, p - 1 - j);
+  const order = dualPipeVOrder(half, p / 2, m / 2);
+  return j < p / 2 ? order : order.map((op) => ({ ...op, chunk: 1 - op.chunk }));
 }
