@@ -6,6 +6,7 @@
 import { routeLatencyS } from '../model/cross-site';
 import { roundTripLineS, stageFloorS, stageFloorTerms } from '../model/pipeline-stage-floor';
 import type { RoundTripProfile } from '../model/pipeline-round-trip';
+import { spanFloorS } from '../model/pipeline-span-floor';
 import type { Scenario } from '../model/scenario';
 import type { ReplicaLayout } from './search-space';
 
@@ -89,4 +90,24 @@ export function roundTripLinesOf(layout: { readonly roundTrip?: RoundTripProfile
     for (let j = 0; j < profile.forwardS.length; j++) linesS = Math.max(linesS, roundTripLineS(profile, j, k));
     return linesS;
   });
+}
+
+const spanCache = new WeakMap<RoundTripProfile, Map<number, number>>();
+
+/**
+ * Stage-microbatch pairs up to which a choice's span floor is simulated (about 150 ns each): the
+ * MIP asks for every (layout, microbatch) choice of its candidate, so a few hundred of them cost
+ * tens of milliseconds at most; beyond, 0 (the other floors stand alone).
+ */
+export const SPAN_FLOOR_SIZE = 1024;
+
+/**
+ * The span floor (eq. 5.10) of a replica of this layout with k microbatches: the op-by-op span at
+ * the layout's stage times, crossing latencies and zero link step, at most the phase of any such
+ * replica (0 without eq. 5.9 terms, or past SPAN_FLOOR_SIZE).
+ */
+export function spanFloorOf(layout: { readonly roundTrip?: RoundTripProfile; readonly stageFloor?: StageFloorCoefficients }, k: number): number {
+  const profile = layout.roundTrip;
+  if (!profile || !layout.stageFloor || profile.forwardS.length * k > SPAN_FLOOR_SIZE) return 0;
+  return memoisedLineS(spanCache, profile, k, () => spanFloorS(profile, k));
 }
