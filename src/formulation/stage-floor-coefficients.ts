@@ -92,22 +92,34 @@ export function roundTripLinesOf(layout: { readonly roundTrip?: RoundTripProfile
   });
 }
 
-const spanCache = new WeakMap<RoundTripProfile, Map<number, number>>();
+/** Span floors by content (schedule, times, crossings, k): layouts of one candidate and candidates of one configuration share their profiles' values. */
+const spanCache = new Map<string, number>();
+const SPAN_CACHE_LIMIT = 200_000;
 
 /**
  * Stage-microbatch pairs up to which a choice's span floor is simulated (about 150 ns each): the
- * MIP asks for every (layout, microbatch) choice of its candidate, so a few hundred of them cost
- * tens of milliseconds at most; beyond, 0 (the other floors stand alone).
+ * MIP and the capacity bounds ask for every (layout, microbatch) choice of a candidate, so a few
+ * hundred of them cost tens of milliseconds at most.
  */
 export const SPAN_FLOOR_SIZE = 1024;
 
 /**
  * The span floor (eq. 5.10) of a replica of this layout with k microbatches: the op-by-op span at
  * the layout's stage times, crossing latencies and zero link step, at most the phase of any such
- * replica (0 without eq. 5.9 terms, or past SPAN_FLOOR_SIZE).
+ * replica (0 without eq. 5.9 terms). Past SPAN_FLOOR_SIZE it simulates the fewest microbatches
+ * within it instead (the span never falls as microbatches are added), so it stays non-decreasing
+ * in k.
  */
 export function spanFloorOf(layout: { readonly roundTrip?: RoundTripProfile; readonly stageFloor?: StageFloorCoefficients }, k: number): number {
   const profile = layout.roundTrip;
-  if (!profile || !layout.stageFloor || profile.forwardS.length * k > SPAN_FLOOR_SIZE) return 0;
-  return memoisedLineS(spanCache, profile, k, () => spanFloorS(profile, k));
+  if (!profile || !layout.stageFloor) return 0;
+  const m = Math.min(k, Math.max(1, Math.floor(SPAN_FLOOR_SIZE / profile.forwardS.length)));
+  const key = `${profile.schedule}|${m}|${profile.forwardS.join(',')}|${profile.backS.join(',')}|${profile.weightS.join(',')}|${profile.crossS.join(',')}`;
+  let floorS = spanCache.get(key);
+  if (floorS === undefined) {
+    if (spanCache.size >= SPAN_CACHE_LIMIT) spanCache.clear();
+    floorS = spanFloorS(profile, m);
+    spanCache.set(key, floorS);
+  }
+  return floorS;
 }

@@ -104,7 +104,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
         config,
         dp,
         quickBoundS: quickBoundS(config, steps, k, totalMicrobatches / fluidRate(steps.siteSlots, config.pp, dp), bubbleS),
-        pipelineFloorS: hasStageFloor(config) && config.pp * k <= QUICK_SPAN_FLOOR_SIZE ? once(() => spanFloorAtLeastS(config, fastest.fastestS, fastest.forwardShares, k)) : () => 0,
+        pipelineFloorS: hasStageFloor(config) ? once(() => spanFloorAtLeastS(config, fastest.fastestS, fastest.forwardShares, Math.min(k, Math.max(1, Math.floor(QUICK_SPAN_FLOOR_SIZE / config.pp))))) : () => 0,
         coefficients: coefficients(dp),
       });
     }
@@ -112,7 +112,11 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
   return [...candidates.sort((a, b) => a.quickBoundS - b.quickBoundS), ...infeasible];
 }
 
-/** Stage-microbatch pairs up to which a candidate's span floor is simulated (at most about 0.6 ms; the refine phase visits hundreds). */
+/**
+ * Stage-microbatch pairs up to which a candidate's span floor is simulated (at most about 0.6 ms;
+ * the refine phase visits hundreds); past it, the fewest microbatches within it (the span never
+ * falls as microbatches are added).
+ */
 const QUICK_SPAN_FLOOR_SIZE = 4096;
 
 /** `compute` evaluated on the first call only. */
