@@ -1,7 +1,8 @@
 /**
- * One candidate of a planner-scaling row, bound by bound: its quick, outer, capacity, layout
- * capacity and ring-pattern bounds, its placement MIP solved tightly (dual bound, objective) and
- * the MIP placement's time on the closed-form timing (the floors) and op by op (the span).
+ * One candidate of a planner-scaling row, bound by bound: its quick bound and span floor, its
+ * outer, capacity, forced-spanning, layout capacity and ring-pattern bounds, its placement MIP
+ * solved tightly (dual bound, objective), and the MIP placement's time on the closed-form timing
+ * (the floors) and op by op (the span), with each replica group's floors (group-floors.ts).
  * Run: npm run build && node dist/bench/candidate-gap.js <row> "<config as boundHolder prints it>" <dp> [MIP seconds, default 20]
  */
 import { capacityLowerBound } from '../src/formulation/capacity-bound';
@@ -18,7 +19,6 @@ import { HighsWorkerBackend } from '../src/solve/highs-worker-backend';
 import { groupFloors } from './group-floors';
 import { ROWS, scenarioFor } from './plan-scaling-scenarios';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function main(): Promise<void> {
   const [rowArg, configArg, dpArg, secondsArg] = process.argv.slice(2);
   const scenario = scenarioFor(ROWS[Number(rowArg)]!);
@@ -30,37 +30,33 @@ async function main(): Promise<void> {
   if (index < 0) throw new Error('no such candidate');
   const candidate = candidates[index]!;
   const c = candidate.coefficients();
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const out: any = { rank: index, quick: candidate.quickBoundS };
-  out.outer = outerLowerBound(c, candidate.quickBoundS);
-  out.capacity = capacityLowerBound(c, siteGpus);
-  out.forcedSpanning = forcedSpanningLowerBound(c, siteGpus, candidate.quickBoundS);
-  out.layoutCapacity = layoutCapacityLowerBound(c, siteGpus, -Infinity);
-  out.ringPattern = ringPatternSearch(scenario, c, siteGpus, candidate.quickBoundS).boundS;
+  const pipelineS = Math.max(candidate.quickBoundS, candidate.pipelineFloorS());
+  const out: Record<string, unknown> = {
+    rank: index, quick: candidate.quickBoundS, spanFloor: candidate.pipelineFloorS(),
+    outer: outerLowerBound(c, pipelineS), capacity: capacityLowerBound(c, siteGpus),
+    forcedSpanning: forcedSpanningLowerBound(c, siteGpus, pipelineS), layoutCapacity: layoutCapacityLowerBound(c, siteGpus, -Infinity),
+    ringPattern: ringPatternSearch(scenario, c, siteGpus, pipelineS).boundS,
+  };
+  let groups: string[] = [];
   const placement = buildPlacementMip(scenario, c, 0, Infinity)!;
   const backend = new HighsWorkerBackend(false);
   try {
     const solution = await backend.solve(placement.mip, { timeLimitS: Number(secondsArg ?? 20), relativeGap: 1e-4 });
-    out.mipStatus = solution.status;
-    out.mipDual = provenIterationBoundS(placement, solution.dualBound);
-    out.mipObjective = solution.objective;
+    Object.assign(out, { mipStatus: solution.status, mipDual: provenIterationBoundS(placement, solution.dualBound), mipObjective: solution.objective });
     if (solution.values) {
-      const groups = placement.choices.map((ch) => ({ layout: ch.layout, microbatches: ch.microbatches, replicas: Math.round(solution.values![ch.replicasColumn]!) })).filter((g) => g.replicas > 0);
-      const plan = planOfGroups(c, scenario, groups);
+      const placed = placement.choices.map((ch) => ({ layout: ch.layout, microbatches: ch.microbatches, replicas: Math.round(solution.values![ch.replicasColumn]!) })).filter((g) => g.replicas > 0);
+      const plan = planOfGroups(c, scenario, placed);
       const laid = layOutPlan(scenario, plan);
       const floors = evaluateLayout(scenario, laid, 'closed-form').predicted;
       const span = evaluateLayout(scenario, laid).predicted;
-      out.mipPlanFloorsS = floors.iterationTimeS;
-      out.mipPlanSpanS = span.iterationTimeS;
-      out.mipPlanBreakdown = span.breakdown;
-      out.groups = groupFloors(scenario, laid);
+      Object.assign(out, { mipPlanFloorsS: floors.iterationTimeS, mipPlanSpanS: span.iterationTimeS, mipPlanBreakdown: span.breakdown });
+      groups = groupFloors(scenario, laid);
     }
   } finally {
     await backend.close();
   }
-  const { groups, ...rest } = out;
-  console.log(JSON.stringify(rest, (_, v: unknown) => (typeof v === 'number' ? Number(v.toFixed(4)) : v)));
-  for (const line of groups ?? []) console.log(line);
+  console.log(JSON.stringify(out, (_, v: unknown) => (typeof v === 'number' ? Number(v.toFixed(4)) : v)));
+  for (const line of groups) console.log(line);
 }
 
 void main();
