@@ -1,5 +1,5 @@
 /**
- * The span floor of 1F1B and ZB-H1 (docs/cost-model.md eq. 5.10): the op-by-op span at times no
+ * The span floor of 1F1B and ZB-H1 (docs/cost-model.md eq. 5.11): the op-by-op span at times no
  * larger than a plan's, with no more microbatches, is never above that plan's span, so the
  * planner's bounds may take it (docs/formulation.md §2 and §4). Checked against the simulator on
  * random unequal stages, forward shares, crossings (latency and link step) and microbatch counts.
@@ -39,7 +39,7 @@ function realSpanS({ schedule, stages, crossings, m, more }: StageCase): number 
   });
 }
 
-describe('the span floor (eq. 5.10)', () => {
+describe('the span floor (eq. 5.11)', () => {
   it('at lower stage times, lower crossings and fewer microbatches is never above the span (3,000 random cases)', () => {
     let strictlyBelow = 0;
     fc.assert(fc.property(stageCase, (c) => {

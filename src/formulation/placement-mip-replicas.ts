@@ -40,7 +40,7 @@ const closedFormFixedS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: 
 /**
  * The same, raised to the round-trip floor of k microbatches (eq. 5.8, at zero link step) and, for
  * 1F1B and ZB-H1, to the largest stage line (eq. 5.9a, at zero link step) where that is more;
- * with `span`, also to the span floor (eq. 5.10, at zero link step).
+ * with `span`, also to the span floor (eq. 5.11, at zero link step).
  */
 const choiceFixedS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number, span = true): number =>
   Math.max(closedFormFixedS(c, layout, k), Math.max(roundTripFloorOf(layout, k), stageLinesOf(layout, k), span ? spanFloorOf(layout, k) : 0) - k * layout.maxStepS + c.optimizerS);

@@ -106,7 +106,7 @@ const SPAN_CACHE_LIMIT = 200_000;
 export const SPAN_FLOOR_SIZE = 1024;
 
 /**
- * The span floor (eq. 5.10) of a replica of this layout with k microbatches: the op-by-op span at
+ * The span floor (eq. 5.11) of a replica of this layout with k microbatches: the op-by-op span at
  * the layout's stage times, crossing latencies and zero link step, at most the phase of any such
  * replica (0 without eq. 5.9 terms). Past SPAN_FLOOR_SIZE it simulates the fewest microbatches
  * within it instead (the span never falls as microbatches are added), so it stays non-decreasing

@@ -19,7 +19,7 @@ export interface RoundTripProfile {
   readonly backS: readonly number[];
   readonly weightS: readonly number[];
   readonly crossS: readonly number[];
-  /** The schedule whose op orders the span floor (eq. 5.10, pipeline-span-floor.ts) simulates; absent: no span floor. */
+  /** The schedule whose op orders the span floor (eq. 5.11, pipeline-span-floor.ts) simulates; absent: no span floor. */
   readonly schedule?: '1f1b' | 'zb-h1';
 }
 

@@ -1,5 +1,5 @@
 /**
- * The span floor of 1F1B and ZB-H1 (docs/cost-model.md eq. 5.10): the op-by-op span itself, taken
+ * The span floor of 1F1B and ZB-H1 (docs/cost-model.md eq. 5.11): the op-by-op span itself, taken
  * at times no larger than a plan's, is a lower bound on that plan's span. The span is the longest
  * path of a graph fixed by the schedule, p, m and where the chain crosses sites (each op after its
  * stage's previous op and its input; each send after the previous send of its link direction),
@@ -13,7 +13,7 @@ import type { RoundTripProfile } from './pipeline-round-trip';
 import type { PlanSpec } from './plan-schema';
 
 /**
- * Eq. 5.10 of a replica whose stage times and crossings are at least `profile`'s (eq. 5.8's
+ * Eq. 5.11 of a replica whose stage times and crossings are at least `profile`'s (eq. 5.8's
  * profile: forward, the backward the chain waits for, ZB-H1's weight pass, per boundary latency
  * plus link step) with at least `m` microbatches: the span at those times, each crossing taken as
  * a latency of its latency plus link step on an idle link (a real send ends no earlier than its
@@ -31,7 +31,7 @@ export function spanFloorS(profile: RoundTripProfile | undefined, m: number): nu
 }
 
 /**
- * Eq. 5.10 for a replica of k microbatches whose stage j takes at least `fastestS[j]` with a
+ * Eq. 5.11 for a replica of k microbatches whose stage j takes at least `fastestS[j]` with a
  * forward share among `forwardShares[j]` (one per site it may run on), without crossings: the
  * span with each forward at its least share and each backward at its largest (each op time at
  * most any placement's). The quick bound of 1F1B and ZB-H1 takes it beside eq. 5.9a's lines.

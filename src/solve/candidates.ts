@@ -27,7 +27,7 @@ export interface Candidate {
   readonly quickBoundS: number;
   /**
    * A lower bound on the busiest replica's pipeline phase that is too slow to compute for every
-   * candidate (1F1B and ZB-H1: the span floor, eq. 5.10, at the quick bound's times; 0 for the
+   * candidate (1F1B and ZB-H1: the span floor, eq. 5.11, at the quick bound's times; 0 for the
    * other schedules): the refine phase raises the bound of the candidates it visits with it.
    */
   readonly pipelineFloorS: () => number;

@@ -24,7 +24,7 @@ export function adoptMipPlan(state: SearchState, coefficients: ConfigCoefficient
   const groups = decodeGroups(placement, solution.values!);
   const plan = planOfGroups(coefficients, scenario, groups);
   // The closed form screens: the MIP is a relaxation of the cost model (docs/formulation.md §2),
-  // whose span floor (eq. 5.10) only the op-by-op timing reaches, so the check takes that timing
+  // whose span floor (eq. 5.11) only the op-by-op timing reaches, so the check takes that timing
   // where the screen is below the MIP's bound.
   const laidOut = layOutPlan(scenario, plan);
   const evaluation = evaluateLayout(scenario, laidOut, 'closed-form');

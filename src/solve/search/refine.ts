@@ -65,7 +65,7 @@ export function refineBounds(state: SearchState, seeded: Map<number, ConfigCoeff
 
 /**
  * A bound on every placement's pipeline phase of candidate i (its busiest replica's): the quick
- * bound, raised for 1F1B and ZB-H1 to the span floor at the quick bound's times (eq. 5.10).
+ * bound, raised for 1F1B and ZB-H1 to the span floor at the quick bound's times (eq. 5.11).
  */
 const pipelineBoundOf = (state: SearchState, i: number): number =>
   Math.max(state.candidates[i]!.quickBoundS, state.candidates[i]!.pipelineFloorS());
