@@ -7,7 +7,7 @@
  */
 import { roundTripFloorOf, type ConfigCoefficients, type LayoutCoefficients } from './coefficients';
 import type { MipBuilder } from './mip';
-import { fillLatencyOf, fillStepsOn, roundTripLinesOf, stageLinesOf } from './stage-floor-coefficients';
+import { fillLatencyOf, fillStepsOn, roundTripLinesOf, spanFloorOf, stageLinesOf } from './stage-floor-coefficients';
 import type { Scenario } from '../model/scenario';
 
 /** One (layout, microbatch count) choice and its MIP columns. */
@@ -39,14 +39,22 @@ const closedFormFixedS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: 
 
 /**
  * The same, raised to the round-trip floor of k microbatches (eq. 5.8, at zero link step) and, for
- * 1F1B and ZB-H1, to the largest stage line (eq. 5.9a, at zero link step) where that is more.
+ * 1F1B and ZB-H1, to the largest stage line (eq. 5.9a, at zero link step) where that is more;
+ * with `span`, also to the span floor (eq. 5.11, at zero link step).
  */
-const choiceFixedS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number): number =>
-  Math.max(closedFormFixedS(c, layout, k), Math.max(roundTripFloorOf(layout, k), stageLinesOf(layout, k)) - k * layout.maxStepS + c.optimizerS);
+const choiceFixedS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number, span = true): number =>
+  Math.max(closedFormFixedS(c, layout, k), Math.max(roundTripFloorOf(layout, k), stageLinesOf(layout, k), span ? spanFloorOf(layout, k) : 0) - k * layout.maxStepS + c.optimizerS);
 
 /** The least time any replica running this choice takes: its pipeline at the slowest stage, bubble, fill latency and optimizer (F6 without E). */
 export const choicePipelineS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number): number =>
   k * layout.maxStepS + choiceFixedS(c, layout, k);
+
+/**
+ * The same without the span floor: the exhaustive mode's per-choice bound, asked for every choice of
+ * thousands of candidates, where simulating each would cost more than the pruning saves.
+ */
+export const choiceFloorsS = (c: ConfigCoefficients, layout: LayoutCoefficients, k: number): number =>
+  k * layout.maxStepS + choiceFixedS(c, layout, k, false);
 
 /** F0: replica columns per (layout, microbatch count), leaving out choices that cannot beat `onlyFasterThanS`. */
 export function addReplicaColumns(b: MipBuilder, scenario: Scenario, c: ConfigCoefficients, tieBreakS: number, onlyFasterThanS: number): PlacementChoice[] {

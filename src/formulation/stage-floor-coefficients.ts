@@ -6,6 +6,7 @@
 import { routeLatencyS } from '../model/cross-site';
 import { roundTripLineS, stageFloorS, stageFloorTerms } from '../model/pipeline-stage-floor';
 import type { RoundTripProfile } from '../model/pipeline-round-trip';
+import { spanFloorS } from '../model/pipeline-span-floor';
 import type { Scenario } from '../model/scenario';
 import type { ReplicaLayout } from './search-space';
 
@@ -89,4 +90,38 @@ export function roundTripLinesOf(layout: { readonly roundTrip?: RoundTripProfile
     for (let j = 0; j < profile.forwardS.length; j++) linesS = Math.max(linesS, roundTripLineS(profile, j, k));
     return linesS;
   });
+}
+
+/** Span floors by content (schedule, times, crossings, k): layouts of one candidate and candidates of one configuration share their profiles' values. */
+const spanCache = new Map<string, number>();
+const SPAN_CACHE_LIMIT = 200_000;
+
+/**
+ * Stage-microbatch pairs up to which a choice's span floor is simulated (about 150 ns each): the
+ * MIP asks for every (layout, microbatch) choice of its candidate, so a few hundred of them cost
+ * tens of milliseconds at most. (Taken in the capacity bound's finish times too, it lifted some of
+ * the 3-site 70B row's first 400 candidates' refined bounds, the least of them 2.303 -> 2.308 s,
+ * and made their refinement 2.5x slower, 1.6 -> 4.1 s: that bound keeps eq. 5.9a.)
+ */
+export const SPAN_FLOOR_SIZE = 1024;
+
+/**
+ * The span floor (eq. 5.11) of a replica of this layout with k microbatches: the op-by-op span at
+ * the layout's stage times, crossing latencies and zero link step, at most the phase of any such
+ * replica (0 without eq. 5.9 terms). Past SPAN_FLOOR_SIZE it simulates the fewest microbatches
+ * within it instead (the span never falls as microbatches are added), so it stays non-decreasing
+ * in k.
+ */
+export function spanFloorOf(layout: { readonly roundTrip?: RoundTripProfile; readonly stageFloor?: StageFloorCoefficients }, k: number): number {
+  const profile = layout.roundTrip;
+  if (!profile || !layout.stageFloor) return 0;
+  const m = Math.min(k, Math.max(1, Math.floor(SPAN_FLOOR_SIZE / profile.forwardS.length)));
+  const key = `${profile.schedule}|${m}|${profile.forwardS.join(',')}|${profile.backS.join(',')}|${profile.weightS.join(',')}|${profile.crossS.join(',')}`;
+  let floorS = spanCache.get(key);
+  if (floorS === undefined) {
+    if (spanCache.size >= SPAN_CACHE_LIMIT) spanCache.clear();
+    floorS = spanFloorS(profile, m);
+    spanCache.set(key, floorS);
+  }
+  return floorS;
 }

@@ -19,6 +19,8 @@ export interface RoundTripProfile {
   readonly backS: readonly number[];
   readonly weightS: readonly number[];
   readonly crossS: readonly number[];
+  /** The schedule whose op orders the span floor (eq. 5.11, pipeline-span-floor.ts) simulates; absent: no span floor. */
+  readonly schedule?: '1f1b' | 'zb-h1';
 }
 
 /**
@@ -33,7 +35,7 @@ export function roundTripProfile(
   const backS = stepS.map((step, j) => (split ? (step - forwardS[j]!) / 2 : step - forwardS[j]!));
   const crossS = new Array<number>(Math.max(0, stepS.length - 1)).fill(0);
   for (const b of boundaries) if (b.virtualStage < crossS.length) crossS[b.virtualStage]! += b.latencyS + b.stepS;
-  return { forwardS: [...forwardS], backS, weightS: split ? backS : backS.map(() => 0), crossS };
+  return { forwardS: [...forwardS], backS, weightS: split ? backS : backS.map(() => 0), crossS, schedule: plan.schedule };
 }
 
 /**

@@ -11,6 +11,7 @@ import { CALIBRATION, NETWORK } from '../model/calibration-constants';
 import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
 import { fillDrainS, forwardPartS, forwardShareTermS } from '../model/pipeline';
 import { hasStageFloor, stageFloorAtLeastS, stageFloorFluidBubbleS } from '../model/pipeline-stage-floor';
+import { spanFloorAtLeastS } from '../model/pipeline-span-floor';
 import type { Schedule } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import type { StageTimePlan } from '../model/stage-cost';
@@ -24,6 +25,12 @@ export interface Candidate {
    * the fastest sites' stage slots allow.
    */
   readonly quickBoundS: number;
+  /**
+   * A lower bound on the busiest replica's pipeline phase that is too slow to compute for every
+   * candidate (1F1B and ZB-H1: the span floor, eq. 5.11, at the quick bound's times; 0 for the
+   * other schedules): the refine phase raises the bound of the candidates it visits with it.
+   */
+  readonly pipelineFloorS: () => number;
   /** Computes the full coefficients (memory, layouts) on demand; not cached, so thousands of candidates stay small. */
   readonly coefficients: () => ConfigCoefficients;
   /** Set when (config, dp) cannot fit GPU memory: the largest per-GPU need of its stages with one microbatch, GiB. */
@@ -69,6 +76,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
     const stageTables = tables.forConfig(config);
     let steps = stepsCache.get(stageTables.times);
     if (!steps) { steps = fastestSteps(scenario, config, stageTables.times, usableSites); stepsCache.set(stageTables.times, steps); }
+    const fastest = steps;
     // Every term of fillDrainS is at most any placement's at the fastest steps.
     const bubbleS = fillDrainS(steps.fastestS, fastestForwardS(steps, config.schedule), config);
     let memory: OneMicrobatchMemory | undefined;
@@ -87,7 +95,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
         memory ??= oneMicrobatchMemory(stageTables, config);
         const needGiB = oneMicrobatchNeedGiB(memory, config, dp);
         if (needGiB > largestMemoryGiB) {
-          infeasible.push({ config, dp, quickBoundS: Infinity, memoryNeedGiB: needGiB, coefficients: coefficients(dp) });
+          infeasible.push({ config, dp, quickBoundS: Infinity, memoryNeedGiB: needGiB, pipelineFloorS: () => Infinity, coefficients: coefficients(dp) });
           continue;
         }
         fitsFromHere = true;
@@ -96,11 +104,25 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
         config,
         dp,
         quickBoundS: quickBoundS(config, steps, k, totalMicrobatches / fluidRate(steps.siteSlots, config.pp, dp), bubbleS),
+        pipelineFloorS: hasStageFloor(config) ? once(() => spanFloorAtLeastS(config, fastest.fastestS, fastest.forwardShares, Math.min(k, Math.max(1, Math.floor(QUICK_SPAN_FLOOR_SIZE / config.pp))))) : () => 0,
         coefficients: coefficients(dp),
       });
     }
   }
   return [...candidates.sort((a, b) => a.quickBoundS - b.quickBoundS), ...infeasible];
+}
+
+/**
+ * Stage-microbatch pairs up to which a candidate's span floor is simulated (at most about 0.6 ms;
+ * the refine phase visits hundreds); past it, the fewest microbatches within it (the span never
+ * falls as microbatches are added).
+ */
+const QUICK_SPAN_FLOOR_SIZE = 4096;
+
+/** `compute` evaluated on the first call only. */
+function once(compute: () => number): () => number {
+  let value: number | undefined;
+  return () => (value ??= compute());
 }
 
 /**

@@ -5,7 +5,7 @@
  * lexicographically greatest placement of each orbit of the cost model's site symmetries.
  */
 import type { ConfigCoefficients, LayoutCoefficients } from '../formulation/coefficients';
-import { choicePipelineS } from '../formulation/placement-mip-replicas';
+import { choiceFloorsS } from '../formulation/placement-mip-replicas';
 import { toPlan, type SpaceRestriction } from '../formulation/search-space';
 import { frameworkIssues } from '../model/framework-issues';
 import { evaluateLayout, type Evaluation } from '../model/evaluate';
@@ -21,7 +21,7 @@ interface Choice {
   readonly upper: number;
   /** GPUs one replica of the layout uses, over all its sites. */
   readonly gpus: number;
-  /** The least time of any plan with a replica on this choice: the least choicePipelineS over its orbit. */
+  /** The least time of any plan with a replica on this choice: the least choiceFloorsS over its orbit. */
   boundS: number;
 }
 
@@ -91,7 +91,7 @@ export function enumeratePlacements(
       // A valid lower bound on the iteration time of every plan with a replica running this choice
       // (the MIP's F0/F6 term: the replica's own pipeline, bubble, fill crossings and optimizer,
       // each at its most favourable value; docs/formulation.md §2-3).
-      if (upper >= 1) all.push({ layout, k, upper, gpus, boundS: choicePipelineS(c, layout, k) });
+      if (upper >= 1) all.push({ layout, k, upper, gpus, boundS: choiceFloorsS(c, layout, k) });
     }
   }
   const perms = choicePermutations(all, symmetries);

@@ -35,9 +35,11 @@ export function refineBounds(state: SearchState, seeded: Map<number, ConfigCoeff
     if (Date.now() >= state.deadlineMs) { state.timedOut = true; break; }
     const coefficients = seeded.get(index) ?? candidate.coefficients();
     seeded.delete(index);
-    raiseBound(state, index, outerLowerBound(coefficients, candidate.quickBoundS), 'outer');
+    const pipelineS = pipelineBoundOf(state, index);
+    raiseBound(state, index, pipelineS, 'span-floor');
+    raiseBound(state, index, outerLowerBound(coefficients, pipelineS), 'outer');
     raiseBound(state, index, capacityLowerBound(coefficients, siteGpus), 'capacity');
-    raiseBound(state, index, forcedSpanningLowerBound(coefficients, siteGpus, candidate.quickBoundS), 'forced-spanning');
+    raiseBound(state, index, forcedSpanningLowerBound(coefficients, siteGpus, pipelineS), 'forced-spanning');
     // In a framework's space, ZeRO-3's per-microbatch weight gathers floor the candidate too (torchtitan's
     // FSDP2); the framework-free space keeps today's bounds bit for bit (test/candidates-equivalence).
     if (state.framework !== undefined) raiseBound(state, index, zero3GatherLowerBound(coefficients), 'zero3-gathers');
@@ -62,13 +64,20 @@ export function refineBounds(state: SearchState, seeded: Map<number, ConfigCoeff
 }
 
 /**
+ * A bound on every placement's pipeline phase of candidate i (its busiest replica's): the quick
+ * bound, raised for 1F1B and ZB-H1 to the span floor at the quick bound's times (eq. 5.11).
+ */
+const pipelineBoundOf = (state: SearchState, i: number): number =>
+  Math.max(state.candidates[i]!.quickBoundS, state.candidates[i]!.pipelineFloorS());
+
+/**
  * The ring-pattern bound (§4, step 3(d)) of candidate i, taken when it comes up for its MIP: it
  * searches the class hostings (milliseconds to a tenth of a second on four sites), so it waits
  * until the incumbent is as good as it gets before that candidate.
  */
 export function liftByRingPattern(state: SearchState, i: number, coefficients: ConfigCoefficients): RingPattern {
   const siteGpus = state.scenario.sites.map((site) => site.gpus);
-  const pattern = ringPatternSearch(state.scenario, coefficients, siteGpus, state.candidates[i]!.quickBoundS);
+  const pattern = ringPatternSearch(state.scenario, coefficients, siteGpus, pipelineBoundOf(state, i));
   if (pattern.boundS === Infinity) tally(state.reasons, 'no hosting of its stage classes by the sites fits the GPUs');
   raiseBound(state, i, pattern.boundS, 'ring-pattern');
   return pattern;

@@ -66,12 +66,12 @@ export interface SearchState {
 }
 
 /**
- * Where a candidate's bound comes from (docs/formulation.md §4): its quick bound (steps 1-2), a
+ * Where a candidate's bound comes from (docs/formulation.md §4): its quick bound (steps 1-2) or the span floor of step 3, a
  * closed form of step 3 (outer, capacity, forced spanning, ZeRO-3 gathers, layout capacity), the
  * ring-pattern bound (3(d)), its placement MIP's dual bound, the threshold its MIP proved
  * nothing faster than (F0), or a completed enumeration of its placements (step 6).
  */
-export type BoundSource = 'quick' | 'outer' | 'capacity' | 'forced-spanning' | 'zero3-gathers' | 'layout-capacity' | 'ring-pattern' | 'mip' | 'threshold' | 'enumerated';
+export type BoundSource = 'quick' | 'span-floor' | 'outer' | 'capacity' | 'forced-spanning' | 'zero3-gathers' | 'layout-capacity' | 'ring-pattern' | 'mip' | 'threshold' | 'enumerated';
 
 /** Raises candidate i's bound to `boundS` when that is higher, and records its source. */
 export function raiseBound(state: SearchState, i: number, boundS: number, source: BoundSource): void {
