@@ -6,13 +6,13 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { runCli } from '../src/cli/run';
 import { exportMegatron } from '../src/export/megatron';
 import { exportTorchtitan } from '../src/export/torchtitan';
 import { evaluateLayout } from '../src/model/evaluate';
 import { groupTimeline } from '../src/model/pipeline-timeline';
 import { layOutPlan } from '../src/model/placement';
 import { fixturePath, loadFixture, readPlanFixture } from './helpers/fixtures';
+import { run } from './helpers/run-cli';
 
 const scenario = loadFixture('deepseek-v3-moe-two-sites');
 const base = readPlanFixture('deepseek-v3-moe-two-sites');
@@ -60,12 +60,6 @@ describe('scaleacross CLI with a dualpipe plan', () => {
   const scenarioFile = fixturePath('deepseek-v3-moe-two-sites.json');
   const planFile = path.join(tmp, 'dualpipe.json');
   fs.writeFileSync(planFile, JSON.stringify(dualPlan));
-  async function run(...argv: string[]) {
-    let out = '';
-    let err = '';
-    const code = await runCli(argv, { out: (t) => { out += `${t}\n`; }, err: (t) => { err += `${t}\n`; } });
-    return { code, out, err };
-  }
 
   it('evaluate --json gives evaluateLayout\'s time; export exits 4 for both frameworks', async () => {
     const evaluated = await run('evaluate', scenarioFile, '--plan', planFile, '--json');

@@ -94,6 +94,7 @@ export function roundTripLinesOf(layout: { readonly roundTrip?: RoundTripProfile
 
 /** Span floors by content (schedule, times, crossings, k): layouts of one candidate and candidates of one configuration share their profiles' values. */
 const spanCache = new Map<string, number>();
+const spanByProfile = new WeakMap<RoundTripProfile, Map<number, number>>();
 const SPAN_CACHE_LIMIT = 200_000;
 
 /**
@@ -116,12 +117,15 @@ export function spanFloorOf(layout: { readonly roundTrip?: RoundTripProfile; rea
   const profile = layout.roundTrip;
   if (!profile || !layout.stageFloor) return 0;
   const m = Math.min(k, Math.max(1, Math.floor(SPAN_FLOOR_SIZE / profile.forwardS.length)));
-  const key = `${profile.schedule}|${m}|${profile.forwardS.join(',')}|${profile.backS.join(',')}|${profile.weightS.join(',')}|${profile.crossS.join(',')}`;
-  let floorS = spanCache.get(key);
-  if (floorS === undefined) {
-    if (spanCache.size >= SPAN_CACHE_LIMIT) spanCache.clear();
-    floorS = spanFloorS(profile, m);
-    spanCache.set(key, floorS);
-  }
-  return floorS;
+  // By profile first (several rows of one choice ask), then by content (profiles of other layouts alike).
+  return memoisedLineS(spanByProfile, profile, m, () => {
+    const key = `${profile.schedule}|${m}|${profile.forwardS.join(',')}|${profile.backS.join(',')}|${profile.weightS.join(',')}|${profile.crossS.join(',')}`;
+    let floorS = spanCache.get(key);
+    if (floorS === undefined) {
+      if (spanCache.size >= SPAN_CACHE_LIMIT) spanCache.clear();
+      floorS = spanFloorS(profile, m);
+      spanCache.set(key, floorS);
+    }
+    return floorS;
+  });
 }

@@ -69,6 +69,12 @@ export function leastBoundTable(ordered: readonly { readonly k: number; readonly
   };
 }
 
+/** What a placement walk counts (its coverage in the exhaustive mode's report). */
+export interface PlacementTally { choicesPrunedByBound: number; partialPlacementsPruned: number; placementsCovered: number; placementsEvaluated: number; plansCovered: number; plansEvaluated: number }
+
+/** A tally at zero, for a walk whose counts are not reported. */
+export const emptyPlacementTally = (): PlacementTally => ({ choicesPrunedByBound: 0, partialPlacementsPruned: 0, placementsCovered: 0, placementsEvaluated: 0, plansCovered: 0, plansEvaluated: 0 });
+
 /**
  * Depth-first over replica counts per choice (every placement of the candidate up to symmetry
  * and bounds). False when the time limit stopped it.
@@ -76,7 +82,7 @@ export function leastBoundTable(ordered: readonly { readonly k: number; readonly
 export function enumeratePlacements(
   scenario: Scenario, restriction: SpaceRestriction, c: ConfigCoefficients, symmetries: readonly SitePermutation[],
   prunes: (boundS: number) => boolean, bounds: boolean, bestS: () => number, onPlan: (plan: PlanSpec, evaluation: Evaluation) => void,
-  deadline: number, tally: { choicesPrunedByBound: number; partialPlacementsPruned: number; placementsCovered: number; placementsEvaluated: number; plansCovered: number; plansEvaluated: number },
+  deadline: number, tally: PlacementTally,
 ): boolean {
   const all: Choice[] = [];
   for (const layout of c.layouts) {

@@ -16,10 +16,10 @@ import type { PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { enumerateCandidates, type Candidate } from './candidates';
 import { timeNetworkSettings } from './exhaustive-network';
-import { enumeratePlacements } from './exhaustive-placements';
+import { emptyPlacementTally, enumeratePlacements } from './exhaustive-placements';
 import { greedyPlacement } from './heuristic';
 import type { ExhaustiveCoverage } from './plan-result';
-import { costModelSiteSymmetries } from './site-symmetry';
+import { placementWalkSymmetries } from './site-symmetry';
 import type { ExhaustiveResult } from './exhaustive';
 
 /**
@@ -48,9 +48,7 @@ export function reducedSearch(given: Scenario, restriction: SpaceRestriction, ti
   const scenario = scenarioForSpace(given, restriction);
   const deadline = started + timeLimitS * 1000;
   const requiredS = scenario.training.maxIterationTimeS ?? Infinity;
-  // In a framework's space a placement is kept only if its ranks put no two sites on one node, which
-  // depends on the order of groups in the plan, not only on the placement: no symmetry is claimed there.
-  const symmetries = restriction.framework === undefined ? costModelSiteSymmetries(scenario) : costModelSiteSymmetries(scenario).slice(0, 1);
+  const symmetries = placementWalkSymmetries(scenario, restriction.framework);
   const siteGpus = scenario.sites.map((site) => site.gpus);
   let best: { plan: PlanSpec; evaluation: Evaluation } | undefined;
   let complete = true;
@@ -90,8 +88,7 @@ export function reducedSearch(given: Scenario, restriction: SpaceRestriction, ti
   for (const candidate of candidates.slice(0, SEED_CANDIDATES)) {
     if (!Number.isFinite(candidate.quickBoundS) || Date.now() >= deadline) break;
     if (prunes(candidate.quickBoundS)) continue;
-    const seedTally = { choicesPrunedByBound: 0, partialPlacementsPruned: 0, placementsCovered: 0, placementsEvaluated: 0, plansCovered: 0, plansEvaluated: 0 };
-    enumeratePlacements(scenario, restriction, candidate.coefficients(), symmetries, prunes, bounds, bestS, onPlan, Math.min(deadline, Date.now() + SEED_WALK_MS), seedTally);
+    enumeratePlacements(scenario, restriction, candidate.coefficients(), symmetries, prunes, bounds, bestS, onPlan, Math.min(deadline, Date.now() + SEED_WALK_MS), emptyPlacementTally());
   }
   for (const candidate of candidates) {
     if (Date.now() >= deadline) { complete = false; break; }

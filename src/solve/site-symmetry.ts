@@ -30,6 +30,7 @@
  * settings is equal too. The permutations kept form a group: each condition is preserved by
  * composition and inversion.
  */
+import type { Framework } from '../model/framework-capabilities';
 import type { Scenario, Site } from '../model/scenario';
 
 /** A permutation of the sites and the permutation of links it induces. */
@@ -42,6 +43,16 @@ export interface SitePermutation {
 
 /** Sites beyond this count get no symmetry search (n! permutations). */
 const MAX_SITES_FOR_SYMMETRY = 6;
+
+/**
+ * The symmetries a placement walk may use (exhaustive-placements.ts): the cost model's, or, in a
+ * framework's space, the identity alone: there a placement is kept only if its ranks put no two
+ * sites on one node, which depends on the order of groups in the plan, not only on the placement.
+ */
+export function placementWalkSymmetries(scenario: Scenario, framework: Framework | undefined): SitePermutation[] {
+  const all = costModelSiteSymmetries(scenario);
+  return framework === undefined ? all : all.slice(0, 1);
+}
 
 /** The cost model's site symmetries of a scenario, the identity first. */
 export function costModelSiteSymmetries(scenario: Scenario): SitePermutation[] {

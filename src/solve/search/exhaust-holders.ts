@@ -8,13 +8,13 @@
  * by valid bounds). A walk that completes bounds its candidate by the least of the threshold and
  * the plans it timed; one the time cut short claims nothing.
  */
-import { enumeratePlacements } from '../exhaustive-placements';
-import { costModelSiteSymmetries } from '../site-symmetry';
+import { emptyPlacementTally, enumeratePlacements } from '../exhaustive-placements';
+import { placementWalkSymmetries } from '../site-symmetry';
 import type { Evaluation } from '../../model/evaluate';
 import type { PlanSpec } from '../../model/plan-schema';
 import { consider } from './consider';
 import type { SolvedMip } from './mip-queue';
-import { globalBound, haveFirstFit, raiseBound, report, threshold, type SearchState } from './state';
+import { gapNow, haveFirstFit, raiseBound, report, threshold, type SearchState } from './state';
 
 /**
  * Bounds prune only above the pruning level by this relative margin: the closed-form bounds and
@@ -34,10 +34,8 @@ export function exhaustBoundHolders(state: SearchState, solved: readonly SolvedM
   const { bounds, options } = state;
   // Within a GPU budget the walk would time plans the budget leaves out (docs/formulation.md §10).
   if (options.gpuBudget || state.timedOut || haveFirstFit(state)) return;
-  const gapClosed = () => state.incumbent !== undefined
-    && (state.incumbent.evaluation.predicted.iterationTimeS - globalBound(state)) / state.incumbent.evaluation.predicted.iterationTimeS <= options.gap * (1 + 1e-9);
-  // In a framework's space a plan's node check depends on the order of its groups: no symmetry is claimed (as exhaustive-reduced.ts).
-  const symmetries = state.framework === undefined ? costModelSiteSymmetries(state.scenario) : costModelSiteSymmetries(state.scenario).slice(0, 1);
+  const gapClosed = () => gapNow(state) <= options.gap * (1 + 1e-9);
+  const symmetries = placementWalkSymmetries(state.scenario, state.framework);
   const queue = [...solved].sort((a, b) => bounds[a.index]! - bounds[b.index]!);
   for (const { index, coefficients } of queue) {
     if (gapClosed() || Date.now() >= state.deadlineMs) return;
@@ -59,8 +57,7 @@ export function exhaustBoundHolders(state: SearchState, solved: readonly SolvedM
       consider(state, plan, ENGINE);
       if (!state.incumbent || evaluation.predicted.iterationTimeS < state.incumbent.evaluation.predicted.iterationTimeS) state.incumbent = { plan, evaluation, engine: ENGINE };
     };
-    const tally = { choicesPrunedByBound: 0, partialPlacementsPruned: 0, placementsCovered: 0, placementsEvaluated: 0, plansCovered: 0, plansEvaluated: 0 };
-    const complete = enumeratePlacements(state.scenario, options.restriction, coefficients, symmetries, prunes, true, bestS, onPlan, deadline, tally);
+    const complete = enumeratePlacements(state.scenario, options.restriction, coefficients, symmetries, prunes, true, bestS, onPlan, deadline, emptyPlacementTally());
     // Every plan of the candidate was timed (at least leastTimedS) or skipped by a bound or a
     // closed form at least the pruning level of its moment, which only ever fell.
     if (complete && !cutShort) raiseBound(state, index, bestS(), 'enumerated');

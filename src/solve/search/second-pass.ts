@@ -11,7 +11,7 @@ import { adoptMipPlan, cutoffFor, noneFaster, recordMipBound } from './adopt';
 import { solveWithFallbacks } from './fallbacks';
 import type { SolvedMip } from './mip-queue';
 import { laneBackends } from './placements';
-import { globalBound, haveFirstFit, report, threshold, type SearchState } from './state';
+import { gapNow, haveFirstFit, report, threshold, type SearchState } from './state';
 
 /** Re-solves the solved candidates, least bound first, until the gap is within the target. */
 export async function secondPass(state: SearchState, solved: readonly SolvedMip[]): Promise<void> {
@@ -37,10 +37,4 @@ export async function secondPass(state: SearchState, solved: readonly SolvedMip[
       report(state);
     }
   }));
-}
-
-/** The incumbent's gap to the global bound (Infinity without an incumbent). */
-function gapNow(state: SearchState): number {
-  const { incumbent } = state;
-  return incumbent ? (incumbent.evaluation.predicted.iterationTimeS - globalBound(state)) / incumbent.evaluation.predicted.iterationTimeS : Infinity;
 }

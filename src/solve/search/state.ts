@@ -85,6 +85,12 @@ export function globalBound(state: SearchState): number {
   return state.bounds.reduce((least, b) => Math.min(least, b), Infinity);
 }
 
+/** The incumbent's gap to the global bound (Infinity without an incumbent). */
+export function gapNow(state: SearchState): number {
+  const { incumbent } = state;
+  return incumbent ? (incumbent.evaluation.predicted.iterationTimeS - globalBound(state)) / incumbent.evaluation.predicted.iterationTimeS : Infinity;
+}
+
 /**
  * A candidate is pruned once its bound reaches the threshold: the incumbent less the target gap,
  * or the scenario's required iteration time (training.maxIterationTimeS), whichever is less.
