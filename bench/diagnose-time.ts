@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { diagnose } from '../src/diagnose/diagnose';
 import { parseScenario } from '../src/model/scenario';
-import type { ScenarioSpec } from '../src/model/scenario-schema';
+import { DEFAULT_SEARCH, type ScenarioSpec } from '../src/model/scenario-schema';
 import { defaultBackends } from '../src/solve/plan';
 import { markdownOption, SectionOutput } from './markdown-section';
 import { ROWS as PLAN_SCALING_ROWS, scenarioFor } from './plan-scaling-scenarios';
@@ -17,7 +17,7 @@ import { ROWS as PLAN_SCALING_ROWS, scenarioFor } from './plan-scaling-scenarios
 const load = (file: string): ScenarioSpec => JSON.parse(readFileSync(file, 'utf8')) as ScenarioSpec;
 
 /** A variant whose batch no allowed microbatch size divides (a search-space and batch conflict). */
-const oddBatch = (spec: ScenarioSpec): ScenarioSpec => ({ ...spec, training: { ...spec.training, globalBatchSeqs: spec.training.globalBatchSeqs + 1 }, search: { ...(spec.search ?? { allowGradientCompression: false, allowIdleGpus: true }), microBatchSeqs: [2, 4] } });
+const oddBatch = (spec: ScenarioSpec): ScenarioSpec => ({ ...spec, training: { ...spec.training, globalBatchSeqs: spec.training.globalBatchSeqs + 1 }, search: { ...(spec.search ?? DEFAULT_SEARCH), microBatchSeqs: [2, 4] } });
 /** A variant that must run 20% faster than the fastest plan found (a required iteration time). */
 const deadline = (spec: ScenarioSpec, seconds: number): ScenarioSpec => ({ ...spec, training: { ...spec.training, maxIterationTimeS: seconds } });
 

@@ -10,6 +10,7 @@ import { enumerateConfigs, FULL_SPACE } from '../src/formulation/search-space';
 import { stageMemory, stageParams } from '../src/model/memory';
 import { layOutPlan } from '../src/model/placement';
 import { parseScenario } from '../src/model/scenario';
+import { plan } from '../src/solve/plan';
 import { stageTime } from '../src/model/stage-cost';
 
 const scenario = parseScenario({
@@ -70,5 +71,19 @@ describe('MoE Parallel Folding (expertTp)', () => {
     expect(configs.some((c) => c.tp === 2 && c.ep === 8 && c.expertTp === 1)).toBe(true);
     expect(configs.some((c) => c.tp === 2 && c.ep === 8 && c.expertTp === 2)).toBe(true);
     expect(configs.every((c) => c.expertTp === c.tp || (c.expertTp === 1 && c.ep > 1))).toBe(true);
+  });
+
+  it('search.expertFolding false keeps the experts split like the attention, EP within the data-parallel ranks', async () => {
+    const unfolded = parseScenario({ ...scenario.spec, search: { expertFolding: false } });
+    const configs = enumerateConfigs(unfolded, FULL_SPACE);
+    expect(configs.some((c) => c.tp === 2 && c.ep === 8)).toBe(true);
+    expect(configs.every((c) => c.expertTp === c.tp)).toBe(true);
+    const result = await plan(unfolded, { timeLimitS: 5, baselines: false });
+    expect(result.plan).toBeDefined();
+    expect(result.plan!.expertTp).toBeUndefined();
+    expect((result.plan!.dp * result.plan!.cp) % result.plan!.ep).toBe(0);
+    // The unfolded space is a subset of the folded one: its optimum is never faster.
+    const folded = await plan(scenario, { timeLimitS: 5, baselines: false });
+    expect(folded.bound.lowerBoundS).toBeLessThanOrEqual(result.evaluation!.predicted.iterationTimeS * (1 + 1e-9));
   });
 });

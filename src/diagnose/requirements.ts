@@ -5,7 +5,7 @@
  * search changes one of them by the least amount instead.
  */
 import type { Scenario } from '../model/scenario';
-import type { ScenarioSpec, SearchSpec, SiteSpec } from '../model/scenario-schema';
+import { DEFAULT_SEARCH, type ScenarioSpec, type SearchSpec, type SiteSpec } from '../model/scenario-schema';
 
 export type ConstraintKind = 'memory' | 'gpu-count' | 'batch-divisibility' | 'search-space' | 'link-capacity' | 'iteration-time';
 
@@ -68,7 +68,7 @@ export function withLinkBandwidthGbps(spec: ScenarioSpec, linkIndex: number, ban
 }
 
 export function withSearch(spec: ScenarioSpec, edit: (search: SearchSpec) => SearchSpec): ScenarioSpec {
-  const search = edit(spec.search ?? { allowGradientCompression: false, allowIdleGpus: true });
+  const search = edit(spec.search ?? DEFAULT_SEARCH);
   return { ...spec, search };
 }
 

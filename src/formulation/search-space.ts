@@ -141,7 +141,7 @@ export function enumerateConfigs(scenario: Scenario, restriction: SpaceRestricti
   };
 
   const configs: ParallelConfig[] = [];
-  for (const tp of tpValues) for (const cp of cpValues) for (const ep of epValues) for (const expertTp of expertTpValues(tp, ep)) for (const pp of ppValues) {
+  for (const tp of tpValues) for (const cp of cpValues) for (const ep of epValues) for (const expertTp of expertTpValues(tp, ep, search?.expertFolding ?? true)) for (const pp of ppValues) {
     for (const microBatchSeqs of microBatchValues) for (const recompute of recomputeValues) for (const zero of zeroValues) {
       for (const schedule of schedules) {
         const chunks = chunksFor(schedule, pp, virtualValues, model.layers);
@@ -159,9 +159,10 @@ export function enumerateConfigs(scenario: Scenario, restriction: SpaceRestricti
 /**
  * Expert tensor-parallel degrees tried with tp and ep: the experts split like the attention
  * (expertTp = tp), and, with experts sharded over EP and tp > 1, whole experts (expertTp = 1,
- * MoE Parallel Folding, what Megatron-Bridge's MoE recipes run).
+ * MoE Parallel Folding, what Megatron-Bridge's MoE recipes run) unless the scenario's
+ * `search.expertFolding` is false (Megatron-Core before folding).
  */
-export const expertTpValues = (tp: number, ep: number): readonly number[] => (tp > 1 && ep > 1 ? [tp, 1] : [tp]);
+export const expertTpValues = (tp: number, ep: number, folding: boolean): readonly number[] => (folding && tp > 1 && ep > 1 ? [tp, 1] : [tp]);
 
 /**
  * Replica layouts for `pp` stages: whole replicas on one site, and replicas split once between

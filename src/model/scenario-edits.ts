@@ -4,7 +4,7 @@
  * `cluster.links[0].bandwidthGbps=*0.5`. Every function returns a new spec and changes nothing
  * it is given; the result is validated by parseScenario like any scenario.
  */
-import type { ScenarioSpec, SiteSpec } from './scenario-schema';
+import { DEFAULT_SEARCH, type ScenarioSpec, type SiteSpec } from './scenario-schema';
 
 /** A parsed user edit: set `path` to `value`, or multiply the number at `path` by `factor`. */
 export type SpecEdit =
@@ -60,7 +60,7 @@ export function connectedSiteGroups(spec: ScenarioSpec): string[][] {
 
 /** The spec with `search.allowIdleGpus` set to false: only plans that use every GPU of every site. */
 export function forbidIdleGpus(spec: ScenarioSpec): ScenarioSpec {
-  const search = spec.search ?? { allowGradientCompression: false, allowIdleGpus: true };
+  const search = spec.search ?? DEFAULT_SEARCH;
   return { ...spec, search: { ...search, allowIdleGpus: false } };
 }
 

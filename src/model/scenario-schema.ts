@@ -158,6 +158,8 @@ export const searchSchema = z.strictObject({
   allowGradientCompression: z.boolean().default(false)
     .describe('Let the network post-solver send bf16 gradients as fp8 across sites.'),
   allowIdleGpus: z.boolean().default(true),
+  expertFolding: z.boolean().default(true)
+    .describe('Let routed experts take a tensor-parallel degree of their own (expertTp 1 with tp > 1, MoE Parallel Folding); false: expertTp = tp and EP divides dp x cp, as Megatron-Core ran MoE before folding.'),
   framework: z.enum(FRAMEWORKS).optional()
     .describe('Search only plans this framework runs as planned (Megatron-LM or torchtitan; `plan --framework` overrides it); absent: every plan of the space.'),
 }).describe('Restricts or widens the plan space searched by `plan`.');
@@ -180,4 +182,6 @@ export type TrainingSpec = z.output<typeof trainingSchema>;
 export type SiteSpec = z.output<typeof siteSchema>;
 export type LinkSpec = z.output<typeof linkSchema>;
 export type SearchSpec = z.output<typeof searchSchema>;
+/** The `search` block a scenario without one gets: the whole space, every default. */
+export const DEFAULT_SEARCH: SearchSpec = searchSchema.parse({});
 export type CustomGpuSpec = z.output<typeof customGpuSchema>;
