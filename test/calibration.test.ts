@@ -7,7 +7,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { calibrate, formatCalibrationTable, median, type CalibrationRow } from '../src/calibration/calibration-table';
-import { currentConstants, fitConstants, leaveOneSourceOut, loss, withConstants } from '../src/calibration/fit';
+import { currentConstants, FITTED_PARAMETERS, fitConstants, fitConstantsMultiStart, leaveOneSourceOut, loss, scaledStart, START_SCALES, withConstants } from '../src/calibration/fit';
 import { readJsonArrays } from '../src/io/files';
 import { ROOT } from './helpers/fixtures';
 
@@ -54,10 +54,28 @@ describe('calibration against published throughput', () => {
     expect(fit.loss).toBeLessThanOrEqual(start);
     expect(withConstants(fit.values, () => loss(some))).toBeCloseTo(fit.loss, 12);
     expect(currentConstants()).toEqual(committed);
-    const loso = leaveOneSourceOut(some.slice(0, 2), committed);
+    const loso = leaveOneSourceOut(some.slice(0, 2), committed, false);
     expect([...loso.fits.keys()]).toEqual(['A', 'F2']);
     // Fitted on the long-context row alone, the SC'21 row's error is its error under those constants.
     expect(loso.errors.get('megatron-sc21-1.7B')).toBeCloseTo(withConstants(loso.fits.get('A')!, () => calibrate(some[0]!).relativeError), 12);
+    expect(currentConstants()).toEqual(committed);
+  });
+
+  it('the multi-start fit keeps the least loss of its starts, each start within the constants\' ranges', () => {
+    const committed = currentConstants();
+    const some = ['fp8-nemo-long-llama2-7b-128k', 'folding-mixtral-8x22b-gbs256-128gpus'].map((id) => rows.find((r) => r.id === id)!);
+    for (const scale of START_SCALES) {
+      const start = scaledStart(committed, scale);
+      for (const p of FITTED_PARAMETERS) {
+        expect(start[p.key]).toBeGreaterThanOrEqual(p.min);
+        expect(start[p.key]).toBeLessThanOrEqual(p.max);
+      }
+    }
+    const single = fitConstants(some, committed, 2);
+    const multi = fitConstantsMultiStart(some, committed, 2);
+    const others = START_SCALES.map((scale) => fitConstants(some, scaledStart(committed, scale), 2).loss);
+    expect(multi.loss).toBeCloseTo(Math.min(single.loss, ...others), 12);
+    expect(withConstants(multi.values, () => loss(some))).toBeCloseTo(multi.loss, 12);
     expect(currentConstants()).toEqual(committed);
   });
 

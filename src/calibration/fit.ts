@@ -113,6 +113,35 @@ export function coordinateSearch(
   return { values, loss: best };
 }
 
+/**
+ * Where the multi-start fit begins besides its given start: every fitted constant scaled by these
+ * factors at once (clamped to its range). The loss has flat valleys (the fused-attention
+ * efficiency on the long-context rows, docs/cost-model.md §7) where a coordinate search stops
+ * wherever it entered, so one start makes a held-out fit depend on where it began.
+ */
+export const START_SCALES: readonly number[] = [0.8, 1.25];
+
+/** `start` with every fitted constant scaled by `scale`, clamped to its range and rounded as the search rounds. */
+export function scaledStart(start: ConstantSet, scale: number): ConstantSet {
+  return Object.fromEntries(FITTED_PARAMETERS.map((p) => {
+    const v = Math.min(p.max, Math.max(p.min, start[p.key]! * scale));
+    return [p.key, p.integer ? Math.round(v) : +v.toFixed(4)];
+  }));
+}
+
+/**
+ * {@link fitConstants} from `start` and from each of {@link START_SCALES} around it; the fit
+ * with the least loss (the given start's on ties). Deterministic.
+ */
+export function fitConstantsMultiStart(rows: readonly CalibrationRow[], start: ConstantSet, maxRounds = 40): { values: ConstantSet; loss: number; startScale: number } {
+  let best = { ...fitConstants(rows, start, maxRounds), startScale: 1 };
+  for (const scale of START_SCALES) {
+    const fit = fitConstants(rows, scaledStart(start, scale), maxRounds);
+    if (fit.loss < best.loss - 1e-12) best = { ...fit, startScale: scale };
+  }
+  return best;
+}
+
 /** Absolute relative errors per row id with the given constants. */
 export const errorsWith = (values: ConstantSet, rows: readonly CalibrationRow[]): Map<string, number> =>
   withConstants(values, () => new Map(rows.map((row) => [row.id, calibrate(row).relativeError])));
@@ -122,19 +151,27 @@ export interface LosoResult {
   readonly errors: Map<string, number>;
   /** Per table: the constants fitted without it. */
   readonly fits: Map<string, ConstantSet>;
+  /** Per table: the start scale whose fit was kept (1: the given start; see {@link START_SCALES}). */
+  readonly startScales: Map<string, number>;
 }
 
-/** Leave one source out: for each table, fit on the other tables (starting from `start`), predict it. */
-export function leaveOneSourceOut(rows: readonly CalibrationRow[], start: ConstantSet): LosoResult {
+/**
+ * Leave one source out: for each table, fit on the other tables (the multi-start fit around
+ * `start`, or from `start` alone with `multiStart` false), predict it.
+ */
+export function leaveOneSourceOut(rows: readonly CalibrationRow[], start: ConstantSet, multiStart = true): LosoResult {
   const tables = [...new Set(rows.map((r) => r.table))].sort();
   const errors = new Map<string, number>();
   const fits = new Map<string, ConstantSet>();
+  const startScales = new Map<string, number>();
   for (const table of tables) {
-    const fit = fitConstants(rows.filter((r) => r.table !== table), start);
+    const others = rows.filter((r) => r.table !== table);
+    const fit = multiStart ? fitConstantsMultiStart(others, start) : { ...fitConstants(others, start), startScale: 1 };
     fits.set(table, fit.values);
+    startScales.set(table, fit.startScale);
     for (const [id, e] of errorsWith(fit.values, rows.filter((r) => r.table === table))) errors.set(id, e);
   }
-  return { errors, fits };
+  return { errors, fits, startScales };
 }
 
 /** Median and largest absolute value. */
