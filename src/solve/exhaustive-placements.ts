@@ -202,15 +202,18 @@ export function enumeratePlacements(
     const childBoundS = (count: number) => (count > 0 ? Math.max(chosenBoundS, ch.boundS) : chosenBoundS);
     // The progress share goes to the branches that do not end at once (walk-progress.ts; only
     // for a walk with a checkpoint, which alone reads it).
-    const live = Array.from({ length: most + 1 }, (_, count) => checkpoint !== undefined &&
-      endsAt(i + 1, replicasLeft - count, microbatchesLeft - count * ch.k, childBoundS(count), freeTotal - count * ch.gpus) === 'no');
-    const shares = branchShares(share, live, replicasLeft, n - i - 1);
-    if (!live.includes(true)) doneShare += share;
+    let shares: number[] | undefined;
+    if (checkpoint) {
+      const live = Array.from({ length: most + 1 }, (_, count) =>
+        endsAt(i + 1, replicasLeft - count, microbatchesLeft - count * ch.k, childBoundS(count), freeTotal - count * ch.gpus) === 'no');
+      shares = branchShares(share, live, replicasLeft, n - i - 1);
+      if (!live.includes(true)) doneShare += share;
+    }
     for (let count = most; count >= 0; count--) {
       counts[index] = count;
       for (const [site, gpus] of ch.layout.gpusPerSite) free[site]! -= count * gpus;
       freeTotal -= count * ch.gpus;
-      const goOn = visit(i + 1, replicasLeft - count, microbatchesLeft - count * ch.k, childBoundS(count), shares[count]!);
+      const goOn = visit(i + 1, replicasLeft - count, microbatchesLeft - count * ch.k, childBoundS(count), shares?.[count] ?? 0);
       for (const [site, gpus] of ch.layout.gpusPerSite) free[site]! += count * gpus;
       freeTotal += count * ch.gpus;
       counts[index] = 0;
