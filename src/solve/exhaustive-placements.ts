@@ -14,6 +14,7 @@ import type { PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { networkCombinationCount, timeNetworkSettings } from './exhaustive-network';
 import type { SitePermutation } from './site-symmetry';
+import { branchShares, CHECKPOINT_VISITS, type WalkCheckpoint } from './walk-progress';
 
 interface Choice {
   readonly layout: LayoutCoefficients;
@@ -77,12 +78,12 @@ export const emptyPlacementTally = (): PlacementTally => ({ choicesPrunedByBound
 
 /**
  * Depth-first over replica counts per choice (every placement of the candidate up to symmetry
- * and bounds). False when the time limit stopped it.
+ * and bounds). False when the time limit or the checkpoint stopped it.
  */
 export function enumeratePlacements(
   scenario: Scenario, restriction: SpaceRestriction, c: ConfigCoefficients, symmetries: readonly SitePermutation[],
   prunes: (boundS: number) => boolean, bounds: boolean, bestS: () => number, onPlan: (plan: PlanSpec, evaluation: Evaluation) => void,
-  deadline: number, tally: PlacementTally,
+  deadline: number, tally: PlacementTally, checkpoint?: WalkCheckpoint,
 ): boolean {
   const all: Choice[] = [];
   for (const layout of c.layouts) {
@@ -126,6 +127,10 @@ export function enumeratePlacements(
   const free = scenario.sites.map((s) => s.gpus);
   let freeTotal = free.reduce((a, b) => a + b, 0);
   let steps = 0;
+  let leaves = 0;
+  // The share of the tree the walk is back from (WalkProgress.doneShare).
+  let doneShare = 0;
+  const goOnAt = () => !checkpoint || checkpoint({ visits: steps, leaves, doneShare });
 
   /** Orbit size of the placement when it is its orbit's lexicographically greatest, else 0. */
   const orbitIfCanonical = (): number => {
@@ -158,33 +163,57 @@ export function enumeratePlacements(
     return timeNetworkSettings(scenario, restriction, plan, laidOut, loaded, bounds, bestS, onPlan, deadline, tally);
   };
 
-  const visit = (i: number, replicasLeft: number, microbatchesLeft: number, chosenBoundS: number): boolean => {
-    if (++steps % 4096 === 0 && Date.now() >= deadline) return false;
+  /**
+   * Whether a node ends without branching (counting, a bound or the replicas placed without the
+   * microbatches), and whether by a prune the tally counts: the tests visit makes first.
+   */
+  const endsAt = (i: number, replicasLeft: number, microbatchesLeft: number, chosenBoundS: number, gpusLeft: number): 'no' | 'pruned' | 'unmatched' => {
     // A chosen replica's own bound may have reached a better plan found meanwhile.
-    if (prunes(chosenBoundS)) { tally.partialPlacementsPruned++; return true; }
-    if (replicasLeft === 0) return microbatchesLeft === 0 ? leaf() : true;
+    if (prunes(chosenBoundS)) return 'pruned';
+    if (replicasLeft === 0) return microbatchesLeft === 0 ? 'no' : 'unmatched';
     // Feasibility of the rest with the choices left (pure counting: exact).
-    if (i === n || microbatchesLeft > replicasLeft * mostK[i]! || microbatchesLeft < replicasLeft * leastK[i]! || replicasLeft * leastGpus[i]! > freeTotal) {
-      tally.partialPlacementsPruned++;
-      return true;
-    }
+    if (i === n || microbatchesLeft > replicasLeft * mostK[i]! || microbatchesLeft < replicasLeft * leastK[i]! || replicasLeft * leastGpus[i]! > gpusLeft) return 'pruned';
     // The replicas still to place run the microbatches left, so one of them runs at least
     // ceil(left / replicas): some choice from i on with at least that many is used, and its own
     // bound bounds every completion (the least such bound).
-    if (bounds && prunes(leastBoundFrom(i, Math.ceil(microbatchesLeft / replicasLeft)))) {
-      tally.partialPlacementsPruned++;
+    return bounds && prunes(leastBoundFrom(i, Math.ceil(microbatchesLeft / replicasLeft))) ? 'pruned' : 'no';
+  };
+
+  const visit = (i: number, replicasLeft: number, microbatchesLeft: number, chosenBoundS: number, share: number): boolean => {
+    if (++steps % 4096 === 0 && Date.now() >= deadline) return false;
+    if (steps % CHECKPOINT_VISITS === 0 && !goOnAt()) return false;
+    const ends = endsAt(i, replicasLeft, microbatchesLeft, chosenBoundS, freeTotal);
+    if (ends !== 'no') {
+      if (ends === 'pruned') tally.partialPlacementsPruned++;
+      doneShare += share;
       return true;
+    }
+    if (replicasLeft === 0) {
+      const goOn = leaf();
+      leaves++;
+      doneShare += share;
+      return goOn && goOnAt();
     }
     const ch = all[order[i]!]!;
     // The best plan may have improved since the choice was kept.
     let most = prunes(ch.boundS) ? 0 : Math.min(ch.upper, replicasLeft, Math.floor(microbatchesLeft / ch.k));
     for (const [site, gpus] of ch.layout.gpusPerSite) most = Math.min(most, Math.floor(free[site]! / gpus));
     const index = order[i]!;
+    const childBoundS = (count: number) => (count > 0 ? Math.max(chosenBoundS, ch.boundS) : chosenBoundS);
+    // The progress share goes to the branches that do not end at once (walk-progress.ts; only
+    // for a walk with a checkpoint, which alone reads it).
+    let shares: number[] | undefined;
+    if (checkpoint) {
+      const live = Array.from({ length: most + 1 }, (_, count) =>
+        endsAt(i + 1, replicasLeft - count, microbatchesLeft - count * ch.k, childBoundS(count), freeTotal - count * ch.gpus) === 'no');
+      shares = branchShares(share, live, replicasLeft, n - i - 1);
+      if (!live.includes(true)) doneShare += share;
+    }
     for (let count = most; count >= 0; count--) {
       counts[index] = count;
       for (const [site, gpus] of ch.layout.gpusPerSite) free[site]! -= count * gpus;
       freeTotal -= count * ch.gpus;
-      const goOn = visit(i + 1, replicasLeft - count, microbatchesLeft - count * ch.k, count > 0 ? Math.max(chosenBoundS, ch.boundS) : chosenBoundS);
+      const goOn = visit(i + 1, replicasLeft - count, microbatchesLeft - count * ch.k, childBoundS(count), shares?.[count] ?? 0);
       for (const [site, gpus] of ch.layout.gpusPerSite) free[site]! += count * gpus;
       freeTotal += count * ch.gpus;
       counts[index] = 0;
@@ -192,5 +221,5 @@ export function enumeratePlacements(
     }
     return true;
   };
-  return visit(0, c.dp, c.totalMicrobatches, -Infinity);
+  return visit(0, c.dp, c.totalMicrobatches, -Infinity, 1);
 }

@@ -6,22 +6,16 @@
  * enumerated placement by placement (the exhaustive reference's walk, exhaustive-placements.ts:
  * every placement up to the cost model's site symmetries, choices and partial placements pruned
  * by valid bounds). A walk that completes bounds its candidate by the least of the threshold and
- * the plans it timed; one the time cut short claims nothing.
+ * the plans it timed; one the time cut short, or its outlook gave up (candidate-walk.ts), claims
+ * nothing and ends the phase.
  */
-import { emptyPlacementTally, enumeratePlacements } from '../exhaustive-placements';
 import { placementWalkSymmetries } from '../site-symmetry';
 import type { Evaluation } from '../../model/evaluate';
 import type { PlanSpec } from '../../model/plan-schema';
+import { walkCandidate } from './candidate-walk';
 import { consider } from './consider';
 import type { SolvedMip } from './mip-queue';
 import { gapNow, haveFirstFit, raiseBound, report, threshold, type SearchState } from './state';
-
-/**
- * Bounds prune only above the pruning level by this relative margin: the closed-form bounds and
- * the cost model add the same terms in different orders, so a bound equal to a plan's time may
- * come out an ulp above it (as in exhaustive-reduced.ts).
- */
-const BOUND_SLACK = 1e-9;
 
 /** The engine named for a plan the walk found. */
 const ENGINE = 'placement enumeration';
@@ -37,30 +31,20 @@ export function exhaustBoundHolders(state: SearchState, solved: readonly SolvedM
   const gapClosed = () => gapNow(state) <= options.gap * (1 + 1e-9);
   const symmetries = placementWalkSymmetries(state.scenario, state.framework);
   const queue = [...solved].sort((a, b) => bounds[a.index]! - bounds[b.index]!);
+  const onPlan = (plan: PlanSpec, evaluation: Evaluation) => {
+    // The post-solver may give the placement other network settings; the walk's own plan is kept if faster.
+    consider(state, plan, ENGINE);
+    if (!state.incumbent || evaluation.predicted.iterationTimeS < state.incumbent.evaluation.predicted.iterationTimeS) state.incumbent = { plan, evaluation, engine: ENGINE };
+  };
   for (const { index, coefficients } of queue) {
     if (gapClosed() || Date.now() >= state.deadlineMs) return;
     if (bounds[index]! >= threshold(state)) continue;
-    let leastTimedS = Infinity;
-    // The walk's pruning level: nothing at or above it can close the gap (the threshold) or beat what the walk has timed.
-    const bestS = () => Math.min(threshold(state), leastTimedS);
     const deadline = Math.min(state.deadlineMs, Date.now() + (state.deadlineMs - Date.now()) * WALK_SHARE);
-    // Past its deadline the walk prunes everything, so it unwinds at once (its own clock checks
-    // come every few thousand steps, and a large plan takes milliseconds to time); it then claims nothing.
-    let cutShort = false;
-    const prunes = (boundS: number) => {
-      if (Date.now() >= deadline) cutShort = true;
-      return cutShort || boundS > bestS() * (1 + BOUND_SLACK);
-    };
-    const onPlan = (plan: PlanSpec, evaluation: Evaluation) => {
-      leastTimedS = Math.min(leastTimedS, evaluation.predicted.iterationTimeS);
-      // The post-solver may give the placement other network settings; the walk's own plan is kept if faster.
-      consider(state, plan, ENGINE);
-      if (!state.incumbent || evaluation.predicted.iterationTimeS < state.incumbent.evaluation.predicted.iterationTimeS) state.incumbent = { plan, evaluation, engine: ENGINE };
-    };
-    const complete = enumeratePlacements(state.scenario, options.restriction, coefficients, symmetries, prunes, true, bestS, onPlan, deadline, emptyPlacementTally());
-    // Every plan of the candidate was timed (at least leastTimedS) or skipped by a bound or a
-    // closed form at least the pruning level of its moment, which only ever fell.
-    if (complete && !cutShort) raiseBound(state, index, bestS(), 'enumerated');
+    const walk = walkCandidate(state.scenario, options.restriction, coefficients, symmetries, () => threshold(state), deadline, onPlan);
+    if (walk.complete) raiseBound(state, index, walk.boundS, 'enumerated');
     report(state);
+    // The least bound now stays at most this candidate's, below every later one's: their walks
+    // could raise none that decides the gap.
+    if (!walk.complete) return;
   }
 }
