@@ -88,6 +88,11 @@ describe('report from a search', () => {
     expect(await page.locator('#plan-bound').textContent()).toMatch(/on every plan in the search space/);
     expect(await page.locator('#plan-gap').textContent()).toMatch(/\d+\.\d%/);
     expect(await count(page, '#breakdown-chart g.bar')).toBe(3);
+    // Each baseline with the least speedup its proven bound gives, never above the speedup printed.
+    const table = (await page.locator('#breakdown-table + p').textContent())!;
+    const pairs = [...table.matchAll(/ours is ([\d.]+)x faster \(at least ([\d.]+)x proven\)/g)];
+    expect(pairs).toHaveLength(2);
+    for (const [, speedup, atLeast] of pairs) expect(Number(atLeast)).toBeLessThanOrEqual(Number(speedup));
     expect(await count(page, '#site-map g.site')).toBe(2);
     const pp = Number(await page.getAttribute('#pipeline-timeline', 'data-stages'));
     expect(await count(page, '#pipeline-timeline g.stage-lane')).toBe(pp);

@@ -26,7 +26,7 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
   for (const layout of c.layouts) {
     if (!layout.fittingMicrobatches.some((m) => m >= k) || layout.maxReplicas < c.dp) continue;
     let linkStep = 0;
-    for (const [link, crossings] of layout.crossingsPerLink) linkStep = Math.max(linkStep, (c.dp * crossings * c.sendBytes) / c.linkBytesPerS[link]!);
+    for (const [link, crossings] of layout.crossingsPerLink) linkStep = Math.max(linkStep, (c.dp * crossings * c.sendBytes) / c.linkBytesPerS[link]! + c.linkStepSurplusS[link]!);
     const shortS = Math.max(0, c.config.pp - k) * layout.shortPipelineGapS;
     let pipeline = k * Math.max(layout.maxStepS, linkStep) + layout.bubbleS + shortS + 2 * layout.crossingLatencyS + 2 * layout.crossings * linkStep;
     if (layout.stageFloor) {
@@ -34,7 +34,7 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
       let fillSteps = 0;
       let linkLineS = 0;
       for (const [link, crossings] of layout.crossingsPerLink) {
-        const step = (c.dp * crossings * c.sendBytes) / c.linkBytesPerS[link]!;
+        const step = (c.dp * crossings * c.sendBytes) / c.linkBytesPerS[link]! + c.linkStepSurplusS[link]!;
         fillSteps = Math.max(fillSteps, fillStepsOn(layout, link) * step);
         linkLineS = Math.max(linkLineS, (k + 1) * step + layout.stageFloor.linkRowFixedS);
       }
@@ -91,9 +91,22 @@ export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly num
   const ownExposureS = (l: LayoutCoefficients) => Math.max(0, ...c.stages.map((_, j) => exposureOf(c, c.intraSyncSpreadS[j]!, l.backwardWindowS[j]!, l.forwardWindowS[j]!)));
   const fixedS = (l: LayoutCoefficients) => l.bubbleS + fillLatencyOf(l) + c.optimizerS + ownExposureS(l);
   // 1F1B and ZB-H1: at least the largest stage line (eq. 5.9a) plus the optimizer and the replica's own exposure.
-  const finishS = (l: LayoutCoefficients, k: number) => (l.stageFloor
-    ? Math.max(k * l.maxStepS + fixedS(l), stageLinesOf(l, k) + c.optimizerS + ownExposureS(l))
-    : k * l.maxStepS + fixedS(l));
+  // Added as in src: each link step at least the link's surplus (docs/formulation.md eq. 2.1).
+  const surplusOf = (l: LayoutCoefficients) => {
+    let fillS = 0;
+    let stepS = 0;
+    for (const link of l.crossingsPerLink.keys()) {
+      fillS = Math.max(fillS, fillStepsOn(l, link) * c.linkStepSurplusS[link]!);
+      stepS = Math.max(stepS, c.linkStepSurplusS[link]!);
+    }
+    return { fillS, stepS };
+  };
+  const finishS = (l: LayoutCoefficients, k: number) => {
+    const { fillS, stepS } = surplusOf(l);
+    if (!l.stageFloor) return k * Math.max(l.maxStepS, stepS) + fixedS(l) + fillS;
+    const linkLineS = stepS > 0 ? (k + 1) * stepS + l.stageFloor.linkRowFixedS + c.optimizerS + ownExposureS(l) : 0;
+    return Math.max(k * l.maxStepS + fixedS(l) + fillS, stageLinesOf(l, k) + c.optimizerS + ownExposureS(l), linkLineS);
+  };
   const breakpoints = [...new Set(c.layouts.flatMap((l) => l.fittingMicrobatches.map((k) => finishS(l, k))))].sort((a, b) => a - b);
   const carried = (T: number): number => {
     const perGpu = siteGpus.map(() => 0);

@@ -80,7 +80,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
       const plan = { ...config, dp };
       const needGiB = Math.max(...times.stages.map((stage) => stageMemory(scenario, plan, stage, 1).totalGiB));
       if (needGiB > largestMemoryGiB) {
-        infeasible.push({ config, dp, quickBoundS: Infinity, memoryNeedGiB: needGiB, coefficients: () => computeCoefficients(scenario, config, dp, layouts, times) });
+        infeasible.push({ config, dp, quickBoundS: Infinity, memoryNeedGiB: needGiB, coefficients: () => computeCoefficients(scenario, config, dp, layouts, times, restriction.defaultNetworkOnly) });
         continue;
       }
       candidates.push({
@@ -90,7 +90,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
         quickBoundS: hasStageFloor(config)
           ? Math.max(stageFloorAtLeastS(config, fastest, shares, k), totalMicrobatches / fluidRate(dp) + stageFloorFluidBubbleS(config, fastest, shares))
           : Math.max(k * slowestStage, totalMicrobatches / fluidRate(dp)) + bubbleS,
-        coefficients: () => computeCoefficients(scenario, config, dp, layouts, times),
+        coefficients: () => computeCoefficients(scenario, config, dp, layouts, times, restriction.defaultNetworkOnly),
       });
     }
   }

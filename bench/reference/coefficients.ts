@@ -1,6 +1,7 @@
 // Frozen copy of src/formulation/coefficients.ts at commit da25fb5 (main before the enumeration perf work, after the pipeline-schedule
 // change): the reference the equivalence test (test/candidates-equivalence.test.ts) and bench/enumeration-speed.ts compare against.
 // Added the same ZB-H1 short-pipeline term as src (LayoutCoefficients.shortPipelineGapS and its use in outerLowerBound).
+// Added the same link-step surplus as src (ConfigCoefficients.linkStepSurplusS, docs/formulation.md eq. 2.1, and its use in outerLowerBound).
 /**
  * Cost-model numbers the placement MIP needs for one outer configuration and data-parallel
  * degree, computed with the cost model's own functions under placement-optimistic assumptions
@@ -9,6 +10,7 @@
  */
 import { CALIBRATION } from '../../src/model/calibration-constants';
 import { routeLatencyS } from '../../src/model/cross-site';
+import { pipelineLinkStepSurplusS } from '../../src/formulation/link-step-surplus';
 import { stageMemory, stageParams } from './memory';
 import { allReduceS, dataParallelTier } from '../../src/model/network';
 import { chainCrossings, fillDrainS, forwardPartS, roundTripProfile, shortPipelineS, type RoundTripProfile } from '../../src/model/pipeline';
@@ -62,6 +64,7 @@ export interface ConfigCoefficients {
   readonly sendBytes: number;
   /** Usable bytes/s of each link at its best (capacity x link efficiency). */
   readonly linkBytesPerS: readonly number[];
+  readonly linkStepSurplusS: readonly number[];
   /** Gradient bytes of stage j summed over its tp ranks, as sent across sites (compression applied when allowed). */
   readonly crossGradientBytes: readonly number[];
   /** Lower bound of stage j's in-site gradient sync when its replicas are spread over the sites. */
@@ -124,6 +127,7 @@ export function computeCoefficients(
   dp: number,
   layouts: readonly ReplicaLayout[],
   siteTimes: { stages: StageLayout[]; times: StageTime[][] },
+  defaultNetworkOnly = false,
 ): ConfigCoefficients {
   const plan = configPlan(config, dp);
   const { stages, times } = siteTimes;
@@ -216,6 +220,7 @@ export function computeCoefficients(
     layouts: layoutCoefficients,
     sendBytes: config.microBatchSeqs * scenario.training.seqLen * scenario.model.hidden * BF16_BYTES,
     linkBytesPerS,
+    linkStepSurplusS: pipelineLinkStepSurplusS(scenario, config.microBatchSeqs * scenario.training.seqLen * scenario.model.hidden * BF16_BYTES, config.tp * config.cp, defaultNetworkOnly),
     crossGradientBytes: gradBytesPerGpu.map((g) => config.tp * g * compression),
     podGpus: scenario.sites.map((site) => (site.podOversubscription > 1 ? site.podGpus : Infinity)),
     intraSyncSpreadS: gradBytesPerGpu.map((g) => ringLowerBound(g, Math.ceil(dp / siteCount) * config.cp)),

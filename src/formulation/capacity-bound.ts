@@ -7,6 +7,7 @@
 import type { ConfigCoefficients } from './coefficients';
 import { exposureOf } from './stage-classes';
 import { fillLatencyOf, stageLinesOf } from './stage-floor-coefficients';
+import { replicaSurplusS } from './link-step-surplus';
 
 /**
  * Every replica runs at least the fewest microbatches any layout fits (the interleaved schedule
@@ -31,15 +32,22 @@ const ownExposureS = (c: ConfigCoefficients, l: ConfigCoefficients['layouts'][nu
 /**
  * The least finish time of a replica of layout i with k microbatches: k x its slowest step, ZB-H1's
  * short-pipeline gaps and the fixed time above; for 1F1B and ZB-H1 at least its largest stage line
- * (eq. 5.9a, stageLinesOf) plus the optimizer and its own exposure. Non-decreasing in k.
+ * (eq. 5.9a, stageLinesOf) plus the optimizer and its own exposure; with a link-step surplus
+ * (eq. 2.1), each link step it waits at least that surplus (replicaSurplusS). Non-decreasing in k.
  */
 export function replicaFinishS(c: ConfigCoefficients): (i: number, k: number) => number {
   const fixedS = replicaFixedS(c);
   const tailS = c.layouts.map((l) => (l.stageFloor ? c.optimizerS + ownExposureS(c, l) : 0));
+  // The links' least steps (eq. 2.1): in a space with the default network settings, every crossing waits at least its link's surplus.
+  const surplus = c.layouts.map((l) => replicaSurplusS(c, l));
   return (i, k) => {
     const l = c.layouts[i]!;
-    const finishS = k * l.maxStepS + Math.max(0, c.config.pp - k) * l.shortPipelineGapS + fixedS[i]!;
-    return l.stageFloor ? Math.max(finishS, stageLinesOf(l, k) + tailS[i]!) : finishS;
+    const { fillS, stepS } = surplus[i]!;
+    const finishS = k * Math.max(l.maxStepS, l.stageFloor ? 0 : stepS) + Math.max(0, c.config.pp - k) * l.shortPipelineGapS + fixedS[i]! + fillS;
+    if (!l.stageFloor) return finishS;
+    // Eq. 5.9b at the least step: (k + 1) steps plus the chain and every crossing's latency twice.
+    const linkLineS = stepS > 0 ? (k + 1) * stepS + l.stageFloor.linkRowFixedS + tailS[i]! : 0;
+    return Math.max(finishS, stageLinesOf(l, k) + tailS[i]!, linkLineS);
   };
 }
 

@@ -30,7 +30,8 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
     // 1F1B and ZB-H1 (eq. 5.9): the stage line charges the crossings before the slowest stage, the link line (k + 1) steps.
     let linkLineS = 0;
     for (const [link, crossings] of layout.crossingsPerLink) {
-      const step = (c.dp * crossings * c.sendBytes) / c.linkBytesPerS[link]!;
+      // Every replica crosses here: the capacity step plus the link's surplus (eq. 2.1).
+      const step = (c.dp * crossings * c.sendBytes) / c.linkBytesPerS[link]! + (c.linkStepSurplusS[link] ?? 0);
       linkStep = Math.max(linkStep, step);
       fillSteps = Math.max(fillSteps, fillStepsOn(layout, link) * step);
       if (layout.stageFloor) linkLineS = Math.max(linkLineS, (k + 1) * step + layout.stageFloor.linkRowFixedS);

@@ -23,6 +23,7 @@ import type { SiteStageTimes, EnumerationTables } from './enumeration-tables';
 import { fewestMicrobatches, microbatchCounts } from './microbatch-counts';
 import { stageFloorCoefficients, type StageFloorCoefficients } from './stage-floor-coefficients';
 import { hasStageFloor } from '../model/pipeline-stage-floor';
+import { pipelineLinkStepSurplusS } from './link-step-surplus';
 
 /** Per-layout constants. */
 export interface LayoutCoefficients {
@@ -91,6 +92,11 @@ export interface ConfigCoefficients {
   readonly sendBytes: number;
   /** Usable bytes/s of each link at its best (capacity x link efficiency). */
   readonly linkBytesPerS: readonly number[];
+  /**
+   * Seconds each link's pipeline step takes, at least, beyond the crossing bytes over
+   * `linkBytesPerS` (eq. 2.4, link-step-surplus.ts; 0 unless the space keeps the default settings).
+   */
+  readonly linkStepSurplusS: readonly number[];
   /** Gradient bytes of stage j summed over its tp ranks, as sent across sites (compression applied when allowed). */
   readonly crossGradientBytes: readonly number[];
   /** Lower bound of stage j's in-site gradient sync when its replicas are spread over the sites. */
@@ -217,6 +223,8 @@ function fittingChoices(scenario: Scenario, plan: PlanSpec, bases: readonly Stag
  * bases, and the layout constants of each configuration, shared by all its dp (a fresh
  * `new EnumerationTables(scenario)` gives the same numbers). `equalMicrobatches`: only M / dp
  * microbatches per replica (a framework's space), else the uneven shares of {@link microbatchCounts}.
+ * `defaultNetworkOnly`: the space keeps every link's default settings (the baselines), which
+ * gives the link steps a surplus (eq. 2.4).
  */
 export function computeCoefficients(
   scenario: Scenario,
@@ -225,6 +233,7 @@ export function computeCoefficients(
   layouts: readonly ReplicaLayout[],
   tables: EnumerationTables,
   equalMicrobatches = false,
+  defaultNetworkOnly = false,
 ): ConfigCoefficients {
   const plan = configPlan(config, dp);
   const { times: { stages, times }, memoryBases } = tables.forConfig(config);
@@ -258,6 +267,7 @@ export function computeCoefficients(
   const linkBytesPerS = scenario.links.map((link) => link.bandwidthBytesPerS * CALIBRATION.crossSiteLinkEfficiency);
   const siteLinkBytesPerS = scenario.sites.map((site) =>
     scenario.links.filter((l) => l.siteA === site.index || l.siteB === site.index).map((l) => linkBytesPerS[l.index]!));
+  const sendBytes = config.microBatchSeqs * scenario.training.seqLen * scenario.model.hidden * BF16_BYTES;
   const fastestHbm = Math.max(...scenario.sites.map((s) => s.gpu.hbmGBps));
   const optimizerS = Math.max(...memoryBases.map(({ params }) => {
     const shards = config.zero >= 1 ? dp * config.cp : 1;
@@ -271,8 +281,9 @@ export function computeCoefficients(
     totalMicrobatches,
     stages,
     layouts: layoutCoefficients,
-    sendBytes: config.microBatchSeqs * scenario.training.seqLen * scenario.model.hidden * BF16_BYTES,
+    sendBytes,
     linkBytesPerS,
+    linkStepSurplusS: pipelineLinkStepSurplusS(scenario, sendBytes, config.tp * config.cp, defaultNetworkOnly),
     crossGradientBytes: gradBytesPerGpu.map((g) => config.tp * g * compression),
     podGpus: scenario.sites.map((site) => (site.podOversubscription > 1 ? site.podGpus : Infinity)),
     intraSyncSpreadS: gradBytesPerGpu.map((g) => ringLowerBound(g, Math.ceil(dp / siteCount) * config.cp)),

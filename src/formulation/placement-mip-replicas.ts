@@ -146,7 +146,9 @@ export function addPipelineTimeRows(cols: Columns, c: ConfigCoefficients): void 
     if (stageFloor) b.addRow(`pipeline_time_lines[${name}]`, [[T, 1], [E, -1], [ch.usedColumn, -(k * ch.layout.maxStepS + fixed)]], 0, Infinity);
     for (const link of links) {
       const step = linkStep.get(link)!;
-      const upper = b.columnUpper(step);
+      // A used choice that crosses the link waits at least the link's step surplus more per step (eq. 2.1).
+      const surplus = c.linkStepSurplusS[link] ?? 0;
+      const upper = b.columnUpper(step) + surplus;
       // Only the crossings routed over this link take at least its step (a hop takes its route's slowest link).
       const crossings = ch.layout.crossingsPerLink.get(link)!;
       // Steady state at the link: eq. 5.4's terms, or eq. 5.9b.
@@ -162,19 +164,19 @@ export function addPipelineTimeRows(cols: Columns, c: ConfigCoefficients): void 
         : (k + 2 * crossings) * upper + k * ch.layout.maxStepS + fixed;
       // Steady state at the slowest GPU stage; fill and drain cross the link (eq. 5.4: 2 x crossings times; eq. 5.9a: before the slowest stage).
       b.addRow(`pipeline_time_stage_bound[${name},link${link}]`,
-        [[T, 1], [E, -1], [step, -stageSteps], [ch.usedColumn, -(k * ch.layout.maxStepS + stageFixed) - bigM]], -bigM, Infinity);
+        [[T, 1], [E, -1], [step, -stageSteps], [ch.usedColumn, -(k * ch.layout.maxStepS + stageFixed + stageSteps * surplus) - bigM]], -bigM, Infinity);
       // Every chain of eq. 5.8 waits out each crossing at least once (its first backward's round
       // trip passes those before the stage once and those after it twice; the drain may be hidden).
       if (stageFloor && floorS > c.optimizerS) {
         b.addRow(`pipeline_time_floor_bound[${name},link${link}]`,
-          [[T, 1], [E, -1], [step, -crossings], [ch.usedColumn, -floorS - bigM]], -bigM, Infinity);
+          [[T, 1], [E, -1], [step, -crossings], [ch.usedColumn, -(floorS + crossings * surplus) - bigM]], -bigM, Infinity);
       }
       if (stageFloor && roundTripLineS > c.optimizerS) {
         b.addRow(`pipeline_time_round_trip_line[${name},link${link}]`,
-          [[T, 1], [E, -1], [step, -2 * crossings], [ch.usedColumn, -roundTripLineS - bigM]], -bigM, Infinity);
+          [[T, 1], [E, -1], [step, -2 * crossings], [ch.usedColumn, -(roundTripLineS + 2 * crossings * surplus) - bigM]], -bigM, Infinity);
       }
       b.addRow(`pipeline_time_link_bound[${name},link${link}]`,
-        [[T, 1], [E, -1], [step, -linkSteps], [ch.usedColumn, -linkFixed - bigM]], -bigM, Infinity);
+        [[T, 1], [E, -1], [step, -linkSteps], [ch.usedColumn, -(linkFixed + linkSteps * surplus) - bigM]], -bigM, Infinity);
     }
   }
 }

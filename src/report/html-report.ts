@@ -153,7 +153,7 @@ function breakdownTable(data: ReportData): string {
   const rows = BREAKDOWN_PARTS.map((part) => `<tr><td>${escapeHtml(part.label)}</td>${data.bars.map((b) => `<td class="num">${b.breakdown ? formatSeconds(b.breakdown[part.key]) : '-'}</td>`).join('')}</tr>`);
   const total = `<tr><th>iteration</th>${data.bars.map((b) => `<th class="num">${b.iterationTimeS === undefined ? 'no plan fits' : formatSeconds(b.iterationTimeS)}</th>`).join('')}</tr>`;
   const speedups = data.baselines.length > 0
-    ? `<p>${data.baselines.map((b) => (b.iterationTimeS === undefined ? `${escapeHtml(b.name)}: no plan fits its space` : `${escapeHtml(b.name)}: ${formatSeconds(b.iterationTimeS)}, ours is ${(b.speedup ?? 0).toFixed(2)}x faster`)).join('; ')}.</p>`
+    ? `<p>${data.baselines.map((b) => (b.iterationTimeS === undefined ? `${escapeHtml(b.name)}: no plan fits its space` : `${escapeHtml(b.name)}: ${formatSeconds(b.iterationTimeS)}, ours is ${(b.speedup ?? 0).toFixed(2)}x faster${b.speedupAtLeast === undefined ? '' : ` (at least <span class="speedup-at-least">${b.speedupAtLeast.toFixed(2)}x</span> proven)`}`)).join('; ')}.</p>`
     : '<p class="note">No baselines computed.</p>';
   return `<table id="breakdown-table">${header}${rows.join('')}${total}</table>${speedups}`;
 }

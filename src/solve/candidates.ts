@@ -81,7 +81,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
     const bubbleS = fillDrainS(steps.fastestS, fastestForwardS(steps, config.schedule), config);
     let memory: OneMicrobatchMemory | undefined;
     const equalMicrobatches = equalMicrobatchesOnly(restriction);
-    const coefficients = (dp: number) => () => computeCoefficients(scenario, config, dp, layouts, tables, equalMicrobatches);
+    const coefficients = (dp: number) => () => computeCoefficients(scenario, config, dp, layouts, tables, equalMicrobatches, restriction.defaultNetworkOnly);
     const divisorsOfTotal = tables.divisors(totalMicrobatches);
     // Memory need is non-increasing in dp (only ZeRO shards depend on it, and dp ascends): once
     // one dp fits the largest GPU, every larger one does.

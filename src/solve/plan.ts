@@ -142,7 +142,7 @@ export async function plan(scenario: Scenario, options: PlanOptions = {}): Promi
       bound: { ...main.bound, lowerBoundS, gap: finalGap },
       solver: chosen.solver,
       reasons: [],
-      baselines: baselines.map((b) => (b.iterationTimeS === undefined ? b : { ...b, speedup: b.iterationTimeS / oursS })),
+      baselines: baselines.map((b) => (b.iterationTimeS === undefined ? b : { ...b, speedup: b.iterationTimeS / oursS, ...speedupFloor(b, oursS) })),
       ...inFramework,
       frameworks: fit.runnable,
       frameworkGaps: fit.missing, frameworkDifferences: fit.differences,
@@ -164,9 +164,13 @@ async function baseline(
   seeds: readonly PlanSpec[],
   oursS: number,
 ): Promise<BaselineResult> {
-  const result = await searchPlans(scenario, { timeLimitS, gap, ...backends, restriction, seedPlans: seeds });
+  const result = await searchPlans(scenario, { timeLimitS, gap, ...backends, restriction, seedPlans: seeds, comparedWithS: oursS });
   if (!result.plan || !result.evaluation) return { name, description };
   const evaluation = recheckPlan(scenario, result.plan, result.evaluation);
   const iterationTimeS = evaluation.predicted.iterationTimeS;
-  return { name, description, iterationTimeS, speedup: iterationTimeS / oursS, plan: result.plan, bound: result.bound };
+  return { name, description, iterationTimeS, speedup: iterationTimeS / oursS, ...speedupFloor({ bound: result.bound }, oursS), plan: result.plan, bound: result.bound };
 }
+
+/** The proven least speedup over a baseline's space: its bound (never above its own plan) over our time. */
+const speedupFloor = (b: Pick<BaselineResult, 'bound'>, oursS: number): Pick<BaselineResult, 'speedupAtLeast'> =>
+  (b.bound && Number.isFinite(b.bound.lowerBoundS) ? { speedupAtLeast: b.bound.lowerBoundS / oursS } : {});

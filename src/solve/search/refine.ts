@@ -37,14 +37,17 @@ export function refineBounds(state: SearchState, seeded: Map<number, ConfigCoeff
     seeded.delete(index);
     const pipelineS = pipelineBoundOf(state, index);
     raiseBound(state, index, pipelineS, 'span-floor');
+    // Each family only while the bound is under the threshold: one that reaches it prunes the
+    // candidate, and a pruned candidate's bound never holds the global bound under the threshold.
+    const open = () => bounds[index]! < threshold(state);
     raiseBound(state, index, outerLowerBound(coefficients, pipelineS), 'outer');
-    raiseBound(state, index, capacityLowerBound(coefficients, siteGpus), 'capacity');
-    raiseBound(state, index, forcedSpanningLowerBound(coefficients, siteGpus, pipelineS), 'forced-spanning');
+    if (open()) raiseBound(state, index, capacityLowerBound(coefficients, siteGpus), 'capacity');
+    if (open()) raiseBound(state, index, forcedSpanningLowerBound(coefficients, siteGpus, pipelineS), 'forced-spanning');
     // In a framework's space, ZeRO-3's per-microbatch weight gathers floor the candidate too (torchtitan's
     // FSDP2); the framework-free space keeps today's bounds bit for bit (test/candidates-equivalence).
-    if (state.framework !== undefined) raiseBound(state, index, zero3GatherLowerBound(coefficients), 'zero3-gathers');
+    if (state.framework !== undefined && open()) raiseBound(state, index, zero3GatherLowerBound(coefficients), 'zero3-gathers');
     // The layout LP (step 3(e)) solves a few small LPs: only for candidates the closed forms keep.
-    if (bounds[index]! < threshold(state)) raiseBound(state, index, layoutCapacityLowerBound(coefficients, siteGpus, bounds[index]!), 'layout-capacity');
+    if (open()) raiseBound(state, index, layoutCapacityLowerBound(coefficients, siteGpus, bounds[index]!), 'layout-capacity');
     const bound = bounds[index]!;
     if (!Number.isFinite(bound)) {
       tally(reasons, !coefficients.layouts.some((l) => l.fittingMicrobatches.length > 0) ? 'no replica layout fits in GPU memory'

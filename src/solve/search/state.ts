@@ -93,10 +93,18 @@ export function gapNow(state: SearchState): number {
 
 /**
  * A candidate is pruned once its bound reaches the threshold: the incumbent less the target gap,
- * or the scenario's required iteration time (training.maxIterationTimeS), whichever is less.
+ * or the scenario's required iteration time (training.maxIterationTimeS), whichever is less; for
+ * a baseline (`comparedWithS`), also the level at which the share of time the compared plan saves
+ * is proven to within the target gap (docs/formulation.md §4, step 8): with a bound L and the
+ * incumbent I, that share lies in [1 - ours / L, 1 - ours / I], of width ours (I - L) / (L I), at
+ * most the gap once L >= I / (1 + gap x I / ours).
  */
 export function threshold(state: SearchState): number {
-  return Math.min(state.requiredS, state.incumbent ? state.incumbent.evaluation.predicted.iterationTimeS * (1 - state.options.gap) : Infinity);
+  const { incumbent, options } = state;
+  if (!incumbent) return state.requiredS;
+  const incumbentS = incumbent.evaluation.predicted.iterationTimeS;
+  const savingsProvenS = options.comparedWithS === undefined ? Infinity : incumbentS / (1 + (options.gap * incumbentS) / options.comparedWithS);
+  return Math.min(state.requiredS, incumbentS * (1 - options.gap), savingsProvenS);
 }
 
 /** Feasibility mode has its plan: every phase stops. */

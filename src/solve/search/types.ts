@@ -25,6 +25,14 @@ export interface SearchOptions {
   readonly stopAtFirstFit?: boolean;
   /** Plans to consider first (ignored unless they lie in the restricted space). */
   readonly seedPlans?: readonly PlanSpec[];
+  /**
+   * The baselines of `plan`: the iteration time of the plan they are compared with, s. The search
+   * then also stops once the share of time that plan saves against the best plan of this space,
+   * 1 - oursS / best, is proven to within the target gap (docs/formulation.md §4, step 8): a
+   * candidate is pruned at incumbent / (1 + gap x incumbent / oursS) too. The bound and gap
+   * returned are what was proven, as always.
+   */
+  readonly comparedWithS?: number;
   /** Only plans within this budget of GPUs or their hourly price (docs/formulation.md §10); the bound is then for those. */
   readonly gpuBudget?: GpuBudget;
   readonly onProgress?: (progress: { readonly incumbentS: number; readonly boundS: number; readonly gap: number; readonly elapsedS: number }) => void;
