@@ -94,7 +94,7 @@ export interface ConfigCoefficients {
   readonly linkBytesPerS: readonly number[];
   /**
    * Seconds each link's pipeline step takes, at least, beyond the crossing bytes over
-   * `linkBytesPerS` (eq. 2.4, link-step-surplus.ts; 0 unless the space keeps the default settings).
+   * `linkBytesPerS` (eq. 2.1, link-step-surplus.ts; 0 unless the space keeps the default settings).
    */
   readonly linkStepSurplusS: readonly number[];
   /** Gradient bytes of stage j summed over its tp ranks, as sent across sites (compression applied when allowed). */
@@ -224,7 +224,7 @@ function fittingChoices(scenario: Scenario, plan: PlanSpec, bases: readonly Stag
  * `new EnumerationTables(scenario)` gives the same numbers). `equalMicrobatches`: only M / dp
  * microbatches per replica (a framework's space), else the uneven shares of {@link microbatchCounts}.
  * `defaultNetworkOnly`: the space keeps every link's default settings (the baselines), which
- * gives the link steps a surplus (eq. 2.4).
+ * gives the link steps a surplus (eq. 2.1).
  */
 export function computeCoefficients(
   scenario: Scenario,

@@ -1,5 +1,5 @@
 /**
- * The link-step surplus (docs/formulation.md §2, eq. 2.4): what the cost model's pipeline link
+ * The link-step surplus (docs/formulation.md §2, eq. 2.1): what the cost model's pipeline link
  * step of a link adds, at least, to the capacity step the placement MIP and the closed-form bounds
  * charge (bytes of every crossing / capacity), in a space whose network settings are the defaults.
  *

@@ -27,7 +27,7 @@ import type { ExhaustiveResult } from './exhaustive';
  * cost model add the same terms in different orders, so a bound equal to a plan's time may come
  * out an ulp above it. A pruned plan is then at most 1e-9 (relative) faster than the best found.
  */
-const BOUND_SLACK = 1e-9;
+export const BOUND_SLACK = 1e-9;
 
 /** Candidates whose greedy placement seeds the best plan (reduced mode). */
 const SEED_CANDIDATES = 20;

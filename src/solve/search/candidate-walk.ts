@@ -9,15 +9,10 @@ import type { Evaluation } from '../../model/evaluate';
 import type { PlanSpec } from '../../model/plan-schema';
 import type { Scenario } from '../../model/scenario';
 import { emptyPlacementTally, enumeratePlacements, type PlacementTally } from '../exhaustive-placements';
+import { BOUND_SLACK } from '../exhaustive-reduced';
 import type { SitePermutation } from '../site-symmetry';
 import type { WalkProgress } from '../walk-progress';
 
-/**
- * Bounds prune only above the pruning level by this relative margin: the closed-form bounds and
- * the cost model add the same terms in different orders, so a bound equal to a plan's time may
- * come out an ulp above it (as in exhaustive-reduced.ts).
- */
-const BOUND_SLACK = 1e-9;
 
 /**
  * The probe: a walk is judged once it has reached this many placements or made this many visits,
