@@ -180,6 +180,15 @@ describe('scaleacross batch --shard and merge', () => {
     expect(merged.map(deterministicPart)).toEqual(reference.map(deterministicPart));
     expect(merged.map((r) => r.status)).toContain('infeasible');
     expect(fs.readFileSync(path.join(tmp, 'whole.csv'), 'utf8').split('\r\n')[0]).toContain('cluster.sites[0].gpus');
+    // The baselines' proven bounds travel with the records: the least speedup they imply is at
+    // most the speedup over the baseline plan found, and the CSV carries it.
+    const withProduction = reference.filter((r) => r.productionSpeedup !== null);
+    expect(withProduction.length).toBeGreaterThan(0);
+    for (const r of withProduction) {
+      expect(r.productionSpeedupAtLeast).not.toBeNull();
+      expect(r.productionSpeedupAtLeast!).toBeLessThanOrEqual(r.productionSpeedup! * (1 + 1e-9));
+    }
+    expect(fs.readFileSync(path.join(tmp, 'whole.csv'), 'utf8').split('\r\n')[0]).toContain('productionSpeedupAtLeast');
   });
 
   it('merging only some shards reports the missing scenarios and exits 5', async () => {

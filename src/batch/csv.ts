@@ -10,7 +10,7 @@ export function resultsCsv(records: readonly BatchRecord[]): string {
   const baseline = records.some((r) => r.baselinePlan !== undefined);
   const header = [
     'id', 'ordinal', 'name', 'source', 'sweep', ...axisPaths, 'status', 'iterationTimeS', 'iterationTimeLowS', 'iterationTimeHighS', 'intervalLevel', 'mayNotFit', 'mfu', 'gap', 'lowerBoundS',
-    'productionSpeedup', 'ppAcrossSpeedup', ...(baseline ? ['baselinePlanS', 'baselinePlanFits', 'baselinePlanSpeedup'] : []), 'tp', 'cp', 'ep', 'pp', 'dp', 'microBatchSeqs', 'schedule', 'recompute', 'zero',
+    'productionSpeedup', 'ppAcrossSpeedup', 'productionSpeedupAtLeast', 'ppAcrossSpeedupAtLeast', ...(baseline ? ['baselinePlanS', 'baselinePlanFits', 'baselinePlanSpeedup'] : []), 'tp', 'cp', 'ep', 'pp', 'dp', 'microBatchSeqs', 'schedule', 'recompute', 'zero',
     'wallTimeS', 'cachedFrom', 'error',
   ];
   const rows = records.map((r) => {
@@ -18,7 +18,7 @@ export function resultsCsv(records: readonly BatchRecord[]): string {
     const p = r.plan;
     return [
       r.id, r.ordinal, r.name, r.source.file, r.source.kind === 'sweep' ? r.source.sweep : null, ...axisPaths.map((a) => axes[a]),
-      r.status, r.iterationTimeS, r.iterationTimeLowS, r.iterationTimeHighS, r.intervalLevel, r.mayNotFit, r.mfu, r.gap, r.lowerBoundS, r.productionSpeedup, r.ppAcrossSpeedup,
+      r.status, r.iterationTimeS, r.iterationTimeLowS, r.iterationTimeHighS, r.intervalLevel, r.mayNotFit, r.mfu, r.gap, r.lowerBoundS, r.productionSpeedup, r.ppAcrossSpeedup, r.productionSpeedupAtLeast, r.ppAcrossSpeedupAtLeast,
       ...(baseline ? [r.baselinePlan?.iterationTimeS, r.baselinePlan?.fits, r.baselinePlan?.speedup] : []), p?.tp, p?.cp, p?.ep, p?.pp, p?.dp, p?.microBatchSeqs, p?.schedule, p?.recompute, p?.zero,
       r.timing.wallTimeS, r.timing.cachedFrom, r.error ?? (r.reasons.length > 0 ? r.reasons.join('; ') : null),
     ].map(cell);

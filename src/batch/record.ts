@@ -35,6 +35,9 @@ export interface SolveOutcome {
   /** Production baseline time / our time (null without a production plan). */
   readonly productionSpeedup: number | null;
   readonly ppAcrossSpeedup: number | null;
+  /** The least speedups the baselines' proven bounds imply (baseline bound / our time; null without one). */
+  readonly productionSpeedupAtLeast: number | null;
+  readonly ppAcrossSpeedupAtLeast: number | null;
   readonly plan: PlanSpec | null;
   readonly reasons: readonly string[];
   readonly error: string | null;
@@ -84,6 +87,8 @@ export function outcomeFromPlanResult(result: PlanResult): SolveOutcome {
     lowerBoundS: finiteOrNull(result.bound.lowerBoundS),
     productionSpeedup: finiteOrNull(production?.speedup),
     ppAcrossSpeedup: finiteOrNull(ppAcross?.speedup),
+    productionSpeedupAtLeast: finiteOrNull(production?.speedupAtLeast),
+    ppAcrossSpeedupAtLeast: finiteOrNull(ppAcross?.speedupAtLeast),
     plan: result.plan ?? null,
     reasons: result.reasons,
     error: null,
@@ -93,7 +98,7 @@ export function outcomeFromPlanResult(result: PlanResult): SolveOutcome {
 
 /** An outcome without a plan: invalid input, a crash or a thrown error. */
 export function failedOutcome(status: 'invalid' | 'error', message: string): SolveOutcome {
-  return { status, iterationTimeS: null, iterationTimeLowS: null, iterationTimeHighS: null, intervalLevel: null, mayNotFit: null, mfu: null, gap: null, lowerBoundS: null, productionSpeedup: null, ppAcrossSpeedup: null, plan: null, reasons: [], error: message, solverTimeS: null };
+  return { status, iterationTimeS: null, iterationTimeLowS: null, iterationTimeHighS: null, intervalLevel: null, mayNotFit: null, mfu: null, gap: null, lowerBoundS: null, productionSpeedup: null, ppAcrossSpeedup: null, productionSpeedupAtLeast: null, ppAcrossSpeedupAtLeast: null, plan: null, reasons: [], error: message, solverTimeS: null };
 }
 
 export interface RecordContext {

@@ -155,7 +155,9 @@ function copyOf(scenario: BatchScenario, from: BatchRecord, context: RecordConte
     // Records written before intervals existed have none.
     iterationTimeLowS: from.iterationTimeLowS ?? null, iterationTimeHighS: from.iterationTimeHighS ?? null, intervalLevel: from.intervalLevel ?? null, mayNotFit: from.mayNotFit ?? null,
     mfu: from.mfu, gap: from.gap, lowerBoundS: from.lowerBoundS,
-    productionSpeedup: from.productionSpeedup, ppAcrossSpeedup: from.ppAcrossSpeedup, plan: from.plan,
+    productionSpeedup: from.productionSpeedup, ppAcrossSpeedup: from.ppAcrossSpeedup,
+    // Records written before the baselines' bounds existed have none.
+    productionSpeedupAtLeast: from.productionSpeedupAtLeast ?? null, ppAcrossSpeedupAtLeast: from.ppAcrossSpeedupAtLeast ?? null, plan: from.plan,
     reasons: from.reasons, error: from.error, solverTimeS: from.timing.solverTimeS,
     ...(from.baselinePlan ? { baselinePlan: from.baselinePlan } : {}),
   };
