@@ -172,7 +172,7 @@ function row(c) {
       name: c.id,
       model: { name: c.id, ...MODELS[c.model], tiedEmbeddings: false, dropout: false },
       training: {
-        seqLen: c.seq, globalBatchSeqs: c.gbs, precision: c.precision, flashAttention: true,
+        seqLen: c.seq, globalBatchSeqs: c.gbs, precision: c.precision, ...(c.fp8Recipe ? { fp8Recipe: c.fp8Recipe } : {}), flashAttention: true,
         overlap: { tensorParallel: true, dataParallel: true, expertParallel: c.epOverlap ?? false },
         expertDispatcher: c.dispatcher ?? 'alltoall',
         ...(BF16_GRADIENTS.has(c.id) ? { gradientDtype: 'bf16' } : {}),
@@ -203,12 +203,12 @@ const bridgeMoe = [
   },
   {
     id: 'fp8-bridge-26.04.01-deepseek-v3-b200', model: 'deepseek-v3', gpuType: 'B200', gpus: 256, gbs: 4096, mbs: 1, seq: 4096, tp: 1, pp: 8, vp: 2, ep: 32, published: 3328,
-    dispatcher: 'deepep', epOverlap: true, layersPerStage: [8, 8, 8, 8, 8, 8, 8, 5], recompute: 'selective', recomputeModules: ['mla_up_proj', 'mlp'],
+    dispatcher: 'deepep', epOverlap: true, fp8Recipe: 'mxfp8', layersPerStage: [8, 8, 8, 8, 8, 8, 8, 5], recompute: 'selective', recomputeModules: ['mla_up_proj', 'mlp'],
     recipe: 'recipe DEEPSEEK_V3 B200 FP8_MX_V2: DeepEP dispatcher, all-to-all overlap on; pipeline layout Et*4|(t*4|)*14tmL (chunks of 4 layers, the embedding on the first, one layer with the MTP module and the loss on the last: stages of 8 layers, the last 5); selective recomputation of the modules mla_up_proj and mlp (recompute_modules in scripts/performance/configs/deepseek/deepseek_workload_base_configs.py; not in the published table); its CUDA graphs (attention, MoE router and preprocessing) are not modelled',
   },
 ].map((c) => row({
   ...c, table: 'E', source: BRIDGE, metric: 'tokensPerSecondPerGpu', precision: 'fp8',
-  assumptions: `${c.gpuType === 'B200' ? 'MXFP8 written as fp8 (B200 dense fp8 peak); ' : 'FP8; '}token-dropless with force-balanced routing (every expert gets topK/experts of the tokens); `
+  assumptions: `${c.fp8Recipe === 'mxfp8' ? 'MXFP8 (fp8 with training.fp8Recipe mxfp8, at the B200 dense fp8 peak); ' : 'FP8; '}token-dropless with force-balanced routing (every expert gets topK/experts of the tokens); `
     + `${c.recipe}; `
     + (c.model === 'deepseek-v3' ? 'distributed optimizer (ZeRO 1); fused attention; TP and DP overlap on' : 'recomputation not published, assumed none; distributed optimizer (ZeRO 1); fused attention; TP and DP overlap on'),
 }));

@@ -58,8 +58,9 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
       if (modules.includes('moe_act')) {
         messages.push({ severity: 'warning', message: 'Megatron-LM accepts moe_act recomputation only with grouped expert GEMMs (TransformerConfig: moe_grouped_gemm), which the cost model assumes for the routed experts: add --moe-grouped-gemm' });
       }
-      if (training.precision === 'fp8' && (modules.includes('moe_act') || modules.includes('layernorm'))) {
-        messages.push({ severity: 'error', message: 'Megatron-LM rejects moe_act and layernorm recomputation with fp8 delayed scaling, its default fp8 recipe (TransformerConfig; other recipes need Transformer Engine 2.6 or later): choose a current-scaling or block-scaling fp8 recipe' });
+      const recipe = training.fp8Recipe ?? 'delayed';
+      if (training.precision === 'fp8' && recipe === 'delayed' && (modules.includes('moe_act') || modules.includes('layernorm'))) {
+        messages.push({ severity: 'error', message: 'Megatron-LM rejects moe_act and layernorm recomputation with fp8 delayed scaling, its default fp8 recipe (TransformerConfig; other recipes need Transformer Engine 2.6 or later): set training.fp8Recipe to tensorwise, blockwise or mxfp8' });
       }
     }
   }
@@ -93,7 +94,7 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
   if (training.overlap.tensorParallel && plan.tp > 1) args.push(['--tp-comm-overlap']);
   args.push(['--bf16']);
   if (training.gradientDtype === 'bf16') args.push(['--grad-reduce-in-bf16']);
-  if (training.precision === 'fp8') args.push(['--fp8-format', 'hybrid']);
+  if (training.precision === 'fp8') args.push(...megatronFp8Args(training.fp8Recipe, messages));
 
   networkNote(layout, 'Megatron-LM', messages);
   const critical = criticalReplicas(scenario, layout, messages);
@@ -135,4 +136,26 @@ function layerArgs(layout: PlanLayout, messages: ExportMessage[]): Arg[] {
 
 function shellQuote(value: string): string {
   return /^[\w.,+=:/-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Megatron-LM's fp8 arguments (--fp8-format, --fp8-recipe in megatron/training/arguments.py):
+ * E4M3 forward and E5M2 backward (hybrid) with delayed or per-tensor current scaling; block
+ * recipes quantize every tensor to E4M3 (DeepSeek-V3's 1x128 / 128x128 blocks, MX 32-element
+ * blocks). Without a recipe in the scenario, Megatron-LM's default (delayed) is left implicit.
+ */
+function megatronFp8Args(recipe: Scenario['training']['fp8Recipe'], messages: ExportMessage[]): [string, string][] {
+  switch (recipe) {
+    case undefined:
+    case 'delayed':
+      return [['--fp8-format', 'hybrid']];
+    case 'tensorwise':
+      return [['--fp8-format', 'hybrid'], ['--fp8-recipe', 'tensorwise']];
+    case 'blockwise':
+    case 'mxfp8':
+      return [['--fp8-format', 'e4m3'], ['--fp8-recipe', recipe]];
+    case 'rowwise':
+      messages.push({ severity: 'error', message: "Megatron-LM has no rowwise fp8 recipe (torchtitan's float8 rowwise; --fp8-recipe takes delayed, tensorwise, blockwise or mxfp8): set training.fp8Recipe to one of those" });
+      return [['--fp8-format', 'hybrid']];
+  }
 }

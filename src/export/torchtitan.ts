@@ -24,8 +24,10 @@ export function exportTorchtitan(scenario: Scenario, layout: PlanLayout): Framew
   const sections: [string, [string, TomlValue][]][] = [];
 
   const modelKeys: [string, TomlValue][] = [];
-  if (training.precision === 'fp8') modelKeys.push(['converters', ['float8']]);
+  const fp8 = training.precision === 'fp8' ? torchtitanFp8(training.fp8Recipe, messages) : undefined;
+  if (fp8) modelKeys.push(['converters', [fp8.converter]]);
   if (modelKeys.length > 0) sections.push(['model', modelKeys]);
+  if (fp8?.recipeName) sections.push([fp8.converter, [['recipe_name', fp8.recipeName]]]);
 
   if (training.gradientDtype === 'bf16') {
     messages.push({ severity: 'warning', message: "torchtitan reduces gradients in float32 only ([training] mixed_precision_reduce accepts \"float32\"): the scenario's bf16 gradient buffer (training.gradientDtype) cannot be expressed, and its gradients take twice the bytes the plan's memory counts" });
@@ -128,4 +130,26 @@ function tomlValue(value: TomlValue): string {
     return `[\n${(value as readonly (readonly string[])[]).map((part) => `  [${part.map((s) => JSON.stringify(s)).join(', ')}]`).join(',\n')},\n]`;
   }
   return `[${(value as readonly string[]).map((s) => JSON.stringify(s)).join(', ')}]`;
+}
+
+/**
+ * torchtitan's fp8 converter and recipe ([float8] recipe_name: tensorwise or rowwise; [mx]
+ * recipe_name: mxfp8; torchtitan/config/job_config.py). Without a recipe in the scenario the
+ * float8 converter's default (tensorwise dynamic scaling) is left implicit; delayed and blockwise
+ * scaling are not torchtitan recipes.
+ */
+function torchtitanFp8(recipe: Scenario['training']['fp8Recipe'], messages: ExportMessage[]): { converter: 'float8' | 'mx'; recipeName?: string } {
+  switch (recipe) {
+    case undefined:
+      return { converter: 'float8' };
+    case 'tensorwise':
+    case 'rowwise':
+      return { converter: 'float8', recipeName: recipe };
+    case 'mxfp8':
+      return { converter: 'mx', recipeName: 'mxfp8' };
+    case 'delayed':
+    case 'blockwise':
+      messages.push({ severity: 'error', message: `torchtitan has no ${recipe} fp8 scaling ([float8] recipe_name takes tensorwise or rowwise, [mx] mxfp8): set training.fp8Recipe to one of those` });
+      return { converter: 'float8' };
+  }
 }

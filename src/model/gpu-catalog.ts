@@ -11,6 +11,8 @@ export interface GpuSpec {
   readonly peakBf16Tflops: number;
   /** Peak dense fp8 throughput, TFLOP/s; absent when the GPU has no fp8 tensor cores. */
   readonly peakFp8Tflops?: number;
+  /** Tensor cores that apply MX block scales (32-element blocks) natively: Blackwell; absent on Hopper and Ampere. */
+  readonly mxfp8?: boolean;
   /** Device memory the job can address, GiB. */
   readonly memoryGiB: number;
   /** HBM bandwidth, GB/s (drives the optimizer step). */
@@ -29,8 +31,8 @@ export const GPU_CATALOG: Readonly<Record<string, GpuSpec>> = {
   'H100-SXM': { name: 'H100-SXM', peakBf16Tflops: 989, peakFp8Tflops: 1979, memoryGiB: 80, hbmGBps: 3350, scaleUpGBps: 450, scaleUpDomainGpus: 8, nicGbps: 400 },
   H800: { name: 'H800', peakBf16Tflops: 989, peakFp8Tflops: 1979, memoryGiB: 80, hbmGBps: 3350, scaleUpGBps: 200, scaleUpDomainGpus: 8, nicGbps: 400 },
   H200: { name: 'H200', peakBf16Tflops: 989, peakFp8Tflops: 1979, memoryGiB: 140, hbmGBps: 4800, scaleUpGBps: 450, scaleUpDomainGpus: 8, nicGbps: 400 },
-  B200: { name: 'B200', peakBf16Tflops: 2250, peakFp8Tflops: 4500, memoryGiB: 179, hbmGBps: 8000, scaleUpGBps: 900, scaleUpDomainGpus: 8, nicGbps: 400 },
-  GB200: { name: 'GB200', peakBf16Tflops: 2500, peakFp8Tflops: 5000, memoryGiB: 184, hbmGBps: 8000, scaleUpGBps: 900, scaleUpDomainGpus: 72, nicGbps: 800 },
+  B200: { name: 'B200', peakBf16Tflops: 2250, peakFp8Tflops: 4500, mxfp8: true, memoryGiB: 179, hbmGBps: 8000, scaleUpGBps: 900, scaleUpDomainGpus: 8, nicGbps: 400 },
+  GB200: { name: 'GB200', peakBf16Tflops: 2500, peakFp8Tflops: 5000, mxfp8: true, memoryGiB: 184, hbmGBps: 8000, scaleUpGBps: 900, scaleUpDomainGpus: 72, nicGbps: 800 },
 };
 
 /** Names accepted in `cluster.sites[i].gpuType`. */

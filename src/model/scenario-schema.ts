@@ -75,12 +75,18 @@ export const modelSchema = z.strictObject({
     .describe('Multi-token prediction modules after the last layer (DeepSeek-V3: 1); absent: none.'),
 }).describe('Transformer architecture.');
 
+/** fp8 scaling recipes (training.fp8Recipe): Megatron-LM's --fp8-recipe and torchtitan's float8 / mx recipe names. */
+export const FP8_RECIPES = ['delayed', 'tensorwise', 'rowwise', 'blockwise', 'mxfp8'] as const;
+export type Fp8Recipe = (typeof FP8_RECIPES)[number];
+
 export const trainingSchema = z.strictObject({
   seqLen: positiveInt('tokens per sequence'),
   globalBatchSeqs: positiveInt('sequences per iteration'),
   maxIterationTimeS: positiveNumber('seconds', 1e7).optional()
     .describe('Required: a plan slower than this does not fit (a throughput target; makes link bandwidth a hard requirement).'),
   precision: z.enum(['bf16', 'fp8']).default('bf16').describe('Matmul precision; weights/grads/optimizer stay mixed-precision Adam.'),
+  fp8Recipe: z.enum(FP8_RECIPES).optional()
+    .describe("With precision fp8: how tensors are scaled to fp8. delayed (Megatron-LM's default: amax history), tensorwise (current scaling per tensor; torchtitan's default), rowwise (torchtitan), blockwise (1x128 and 128x128 blocks, DeepSeek-V3's; Megatron-LM), mxfp8 (32-element blocks with power-of-two scales; Blackwell). Absent: each export uses its framework's default. The cost model charges every recipe the same cast traffic (docs/cost-model.md §2)."),
   flashAttention: z.boolean().default(true).describe('Fused attention kernel: no score matrix stored, causal half computed.'),
   overlap: z.strictObject({
     tensorParallel: z.boolean().default(true).describe('TP collectives overlapped with GEMMs (Megatron --tp-comm-overlap, async TP).'),
@@ -100,6 +106,7 @@ export const customGpuSchema = z.strictObject({
   name: z.string().min(1),
   peakBf16Tflops: positiveNumber('dense bf16 TFLOP/s', 1e6),
   peakFp8Tflops: positiveNumber('dense fp8 TFLOP/s', 1e6).optional(),
+  mxfp8: z.boolean().optional().describe('Tensor cores that take MX block scales (Blackwell): training.fp8Recipe mxfp8 needs them.'),
   memoryGiB: positiveNumber('device memory GiB', 1e5),
   hbmGBps: positiveNumber('HBM GB/s', 1e6).default(3000),
   scaleUpGBps: positiveNumber('NVLink GB/s per direction', 1e6),

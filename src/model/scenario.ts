@@ -8,6 +8,7 @@ import {
 } from './scenario-schema';
 import { capabilitiesOf, type Framework, type Support } from './framework-capabilities';
 import { checkPrices } from './price-check';
+import { checkPrecision } from './precision-checks';
 import { ScenarioValidationError, issuesFromZod, type InputIssue } from './validation-error';
 import { FIBER_ONE_WAY_S_PER_KM, gbpsToBytesPerS } from './units';
 
@@ -156,19 +157,6 @@ function checkRoutingGroups(moe: NonNullable<ModelSpec['moe']>, issues: InputIss
     issues.push({ path: 'model.moe.routingGroups.perToken', message: `${groups.perToken} groups per token exceed ${groups.count} groups` });
   } else if (groups.perToken * (moe.experts / groups.count) < moe.topK) {
     issues.push({ path: 'model.moe.routingGroups.perToken', message: `${groups.perToken} groups of ${moe.experts / groups.count} experts cannot hold topK ${moe.topK}` });
-  }
-}
-
-function checkPrecision(spec: ScenarioSpec, sites: readonly Site[], issues: InputIssue[]): void {
-  if (spec.training.precision !== 'fp8') return;
-  for (const site of sites) {
-    if (site.gpu.peakFp8Tflops === undefined) {
-      issues.push({ path: `cluster.sites[${site.index}]`, message: `${site.gpu.name} has no fp8 tensor cores (training.precision is fp8)` });
-    } else if (site.gpu.peakFp8Tflops > 2.01 * site.gpu.peakBf16Tflops) {
-      // Dense fp8 tensor cores run at most twice the bf16 rate (NVIDIA H100/H200/B200, AMD MI300X datasheets;
-      // 1% for rounded figures such as H100's 1979 and 989); docs/cost-model.md §1 (why MFU stays at most 1).
-      issues.push({ path: `cluster.sites[${site.index}].gpu.peakFp8Tflops`, message: `${site.gpu.peakFp8Tflops} dense fp8 TFLOP/s is more than twice the ${site.gpu.peakBf16Tflops} bf16 (no GPU has that; sparse figures are 2x dense)` });
-    }
   }
 }
 
