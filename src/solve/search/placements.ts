@@ -6,6 +6,7 @@
 import type { MipBackend } from '../mip-backend';
 import { solveCandidateMip } from './candidate-mip';
 import { takeNextMip, type MipQueue, type SolvedMip } from './mip-queue';
+import { mipOutlookTooLong } from './mip-outlook';
 import { haveFirstFit, type SearchState } from './state';
 import type { SearchOptions } from './types';
 
@@ -14,11 +15,20 @@ export const laneBackends = (options: SearchOptions): MipBackend[] => [options.b
 
 /** Solves the queue's MIPs until it is empty, the time runs out or feasibility mode has its plan. Returns the candidates whose MIP answered. */
 export async function solvePlacements(state: SearchState, queue: MipQueue): Promise<SolvedMip[]> {
-  const lanes = laneBackends(state.options).map(async (primary, lane) => {
+  const backends = laneBackends(state.options);
+  const phaseStartMs = Date.now();
+  let finished = 0;
+  const lanes = backends.map(async (primary, lane) => {
     while (!queue.stopped) {
       if (queue.next < queue.order.length) {
         const position = takeNextMip(state, queue);
         if (await solveCandidateMip(state, queue, position, queue.order[position]!, primary) === 'stop') queue.stopped = true;
+        // A baseline whose queue cannot be worked through in its time gives its MIPs up (mip-outlook.ts).
+        else if (mipOutlookTooLong(state, queue, ++finished, phaseStartMs, backends.length)) {
+          queue.stopped = true;
+          state.timedOut = true;
+          for (const f of queue.inFlight.values()) f.done.abort();
+        }
         continue;
       }
       // Nothing left to start: help the in-flight MIP with the least bound, solving it again
