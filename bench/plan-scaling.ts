@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'child_process';
 import { mkdtempSync } from 'fs';
-import { tmpdir } from 'os';
+import { availableParallelism, loadavg, tmpdir } from 'os';
 import * as path from 'path';
 import { FULL_SPACE } from '../src/formulation/search-space';
 import { readJsonFile, writeTextFile } from '../src/io/files';
@@ -40,7 +40,15 @@ function coldCliRun(scenario: Scenario, index: number): { mainS: number; gap: nu
   return { mainS: result.solver.timeS, gap: result.bound.gap };
 }
 
+/**
+ * The machine's 1-minute load average over its cores: every column is a wall time, so a run beside
+ * another job reads slower on every row (a rerun at about twice the quiet times, every row and the
+ * exhaustive plan counts alike, had been taken for a regression of the 3-site row).
+ */
+const loadPerCore = (): string => `${loadavg()[0]!.toFixed(2)} on ${availableParallelism()} cores`;
+
 async function main(): Promise<void> {
+  const loadBefore = loadPerCore();
   const backends = defaultBackends();
   // As `scaleacross plan` runs: a second HiGHS worker when there is a second core.
   const concurrentBackends = defaultConcurrentBackends();
@@ -76,6 +84,8 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all([...backends, ...concurrentBackends].map((b) => b.close()));
   }
+  out.line('');
+  out.line(`Load average (1 min) before the rows: ${loadBefore}; after: ${loadPerCore()} (the bench's own processes included).`);
   out.finish();
 }
 

@@ -59,24 +59,31 @@ export function replicaFinishS(c: ConfigCoefficients): (i: number, k: number) =>
  * so dp replicas carry at most the fractional knapsack of the sites' GPUs by v_s. The least
  * breakpoint T at which that reaches M bounds every placement's iteration time. Infinity when no
  * placement covers M exactly: every replica runs at least its layout's fewest fitting microbatches.
+ *
+ * `enoughS`: a bound of at least this is all the caller needs (the refine phase prunes there,
+ * docs/formulation.md §4 step 3). When the GPUs cannot carry M by `enoughS`, no placement is done
+ * by it: its slowest replica's finish time, a breakpoint, is above it, so the least finish time
+ * above `enoughS` bounds every placement. That takes one evaluation of carried(T), not the
+ * breakpoints' search. Below `enoughS` the bound is the same as without it.
  */
-export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly number[]): number {
+export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly number[], enoughS = Infinity): number {
   if (batchTooSmallForReplicas(c)) return Infinity;
   const gpusPerReplica = c.config.tp * c.config.cp * c.config.pp;
   const finishS = replicaFinishS(c);
-  const finishTimesS: number[] = [];
-  c.layouts.forEach((l, i) => { for (const k of l.fittingMicrobatches) finishTimesS.push(finishS(i, k)); });
-  const breakpoints = ascendingDistinct(finishTimesS);
   // Scratch arrays reused by every evaluation of carried(T).
   const perGpu = siteGpus.map(() => 0);
   const byValue = siteGpus.map((_, s) => s);
+  // The least finish time past the last T carried() tried (up to its rounding).
+  let aboveS = Infinity;
   const carried = (T: number): number => {
     perGpu.fill(0);
+    aboveS = Infinity;
     c.layouts.forEach((l, i) => {
       // The largest fitting k done by T (k x step + fixed time grows with k, and k ascends).
       let kmax = 0;
       for (const k of l.fittingMicrobatches) {
-        if (finishS(i, k) > T * (1 + 1e-12)) break;
+        const doneS = finishS(i, k);
+        if (doneS > T * (1 + 1e-12)) { aboveS = Math.min(aboveS, doneS); break; }
         kmax = Math.max(kmax, k);
       }
       if (kmax === 0) return;
@@ -94,15 +101,30 @@ export function capacityLowerBound(c: ConfigCoefficients, siteGpus: readonly num
     }
     return total;
   };
+  const covers = (T: number) => carried(T) >= c.totalMicrobatches * (1 - 1e-12);
+  if (enoughS < Infinity && !covers(enoughS)) return aboveS;
+  const finishTimesS: number[] = [];
+  c.layouts.forEach((l, i) => { for (const k of l.fittingMicrobatches) finishTimesS.push(finishS(i, k)); });
+  const breakpoints = ascendingDistinct(finishTimesS);
   let lo = 0;
   let hi = breakpoints.length - 1;
-  if (hi < 0 || carried(breakpoints[hi]!) < c.totalMicrobatches * (1 - 1e-12)) return Infinity;
+  if (hi < 0 || !covers(breakpoints[hi]!)) return Infinity;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (carried(breakpoints[mid]!) >= c.totalMicrobatches * (1 - 1e-12)) hi = mid;
+    if (covers(breakpoints[mid]!)) hi = mid;
     else lo = mid + 1;
   }
   return breakpoints[lo]!;
+}
+
+/**
+ * The least of the ascending `breakpoints` above `levelS` (Infinity when none is): when no
+ * placement is done by `levelS`, its time is at least its slowest replica's finish time, one of
+ * the breakpoints, and above `levelS`.
+ */
+export function leastAbove(breakpoints: readonly number[], levelS: number): number {
+  for (const t of breakpoints) if (t > levelS) return t;
+  return Infinity;
 }
 
 /** The distinct values, ascending (a numeric typed-array sort, then adjacent duplicates dropped). */

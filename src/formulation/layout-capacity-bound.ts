@@ -20,7 +20,7 @@
  * (dense-simplex.ts); the inequality is then checked in plain arithmetic, so an inexact LP answer
  * can only make the bound weaker, never wrong.
  */
-import { ascendingDistinct, batchTooSmallForReplicas, replicaFinishS } from './capacity-bound';
+import { ascendingDistinct, batchTooSmallForReplicas, leastAbove, replicaFinishS } from './capacity-bound';
 import type { ConfigCoefficients } from './coefficients';
 import { lpRulesOut } from './replica-capacity';
 
@@ -28,9 +28,13 @@ import { lpRulesOut } from './replica-capacity';
  * The least finish-time breakpoint T at which the layout LP cannot rule out that every replica is
  * done, when it rules out the breakpoints from `atLeastS` up to there; -Infinity when it cannot
  * rule out the first breakpoint at or above `atLeastS` (no claim beyond what the caller has), and
- * Infinity when it rules out every breakpoint (no placement covers the batch).
+ * Infinity when it rules out every breakpoint (no placement covers the batch). `enoughS`: a bound
+ * of at least this is all the caller needs (the pruning threshold): when the LP rules out `enoughS`
+ * itself, the least breakpoint above it bounds every placement (each replica of a placement done
+ * by a breakpoint up to `enoughS` is done by `enoughS`, which the LP's certificate rules out), one
+ * LP instead of the search. Below `enoughS` the bound is the same as without it.
  */
-export function layoutCapacityLowerBound(c: ConfigCoefficients, siteGpus: readonly number[], atLeastS = -Infinity): number {
+export function layoutCapacityLowerBound(c: ConfigCoefficients, siteGpus: readonly number[], atLeastS = -Infinity, enoughS = Infinity): number {
   if (batchTooSmallForReplicas(c)) return Infinity;
   // A replica's least time with k microbatches: F6 without the link step and E, plus its own exposure.
   const finishS = replicaFinishS(c);
@@ -40,6 +44,7 @@ export function layoutCapacityLowerBound(c: ConfigCoefficients, siteGpus: readon
   // Each layout's GPUs per site, dense: the same at every T tried.
   const gpusOfLayout = c.layouts.map((l) => siteGpus.map((_, s) => l.gpusPerSite.get(s) ?? 0));
   const ruledOut = (T: number) => noPlacementDoneBy(c, siteGpus, gpusOfLayout, finishS, T);
+  if (enoughS < Infinity && enoughS >= atLeastS && ruledOut(enoughS)) return leastAbove(breakpoints, enoughS);
   let lo = breakpoints.findIndex((t) => t >= atLeastS);
   if (lo < 0 || !ruledOut(breakpoints[lo]!)) return -Infinity;
   let hi = breakpoints.length - 1;

@@ -113,7 +113,7 @@ async function solveLeastPatternMip(state: SearchState, queue: MipQueue, i: numb
   const restricted = { ...coefficients, layouts };
   // Nothing to gain when these layouts alone cannot beat the threshold (the 3-site row's four
   // restricted MIPs, 0.3 s of cold HiGHS, all proved that).
-  if (layoutCapacityLowerBound(restricted, scenario.sites.map((site) => site.gpus), bounds[i]!) >= threshold(state)) return;
+  if (layoutCapacityLowerBound(restricted, scenario.sites.map((site) => site.gpus), bounds[i]!, threshold(state)) >= threshold(state)) return;
   const placement = buildPlacementMip(scenario, restricted, bounds[i]!, threshold(state), options.gpuBudget);
   if (!placement) return;
   const solved = await solveWithFallbacks(placement, { ...options, gap: options.gap / 4, backends: [primary] },

@@ -35,19 +35,24 @@ export function refineBounds(state: SearchState, seeded: Map<number, ConfigCoeff
     if (Date.now() >= state.deadlineMs) { state.timedOut = true; break; }
     const coefficients = seeded.get(index) ?? candidate.coefficients();
     seeded.delete(index);
-    const pipelineS = pipelineBoundOf(state, index);
-    raiseBound(state, index, pipelineS, 'span-floor');
     // Each family only while the bound is under the threshold: one that reaches it prunes the
     // candidate, and a pruned candidate's bound never holds the global bound under the threshold.
     const open = () => bounds[index]! < threshold(state);
-    raiseBound(state, index, outerLowerBound(coefficients, pipelineS), 'outer');
-    if (open()) raiseBound(state, index, capacityLowerBound(coefficients, siteGpus), 'capacity');
+    // Both capacity bounds (§4 step 3(b), 3(e)) stop at the threshold: past it one check proves a
+    // bound at least it. Without an incumbent they search on, so an infinite bound gives its reason.
+    const enoughS = () => (state.incumbent ? threshold(state) : Infinity);
+    // The capacity bound first: it needs no span floor and prunes most (3-site bench row: 489 of
+    // the 605 candidates refined), so those skip the span floor's schedule simulation.
+    raiseBound(state, index, capacityLowerBound(coefficients, siteGpus, enoughS()), 'capacity');
+    const pipelineS = open() ? pipelineBoundOf(state, index) : candidate.quickBoundS;
+    if (open()) raiseBound(state, index, pipelineS, 'span-floor');
+    if (open()) raiseBound(state, index, outerLowerBound(coefficients, pipelineS), 'outer');
     if (open()) raiseBound(state, index, forcedSpanningLowerBound(coefficients, siteGpus, pipelineS), 'forced-spanning');
     // In a framework's space, ZeRO-3's per-microbatch weight gathers floor the candidate too (torchtitan's
     // FSDP2); the framework-free space keeps today's bounds bit for bit (test/candidates-equivalence).
     if (state.framework !== undefined && open()) raiseBound(state, index, zero3GatherLowerBound(coefficients), 'zero3-gathers');
     // The layout LP (step 3(e)) solves a few small LPs: only for candidates the closed forms keep.
-    if (open()) raiseBound(state, index, layoutCapacityLowerBound(coefficients, siteGpus, bounds[index]!), 'layout-capacity');
+    if (open()) raiseBound(state, index, layoutCapacityLowerBound(coefficients, siteGpus, bounds[index]!, enoughS()), 'layout-capacity');
     const bound = bounds[index]!;
     if (!Number.isFinite(bound)) {
       tally(reasons, !coefficients.layouts.some((l) => l.fittingMicrobatches.length > 0) ? 'no replica layout fits in GPU memory'
