@@ -10,6 +10,8 @@ import { exportTorchtitan } from '../src/export/torchtitan';
 import { evaluateLayout } from '../src/model/evaluate';
 import { layOutPlan } from '../src/model/placement';
 import { parseScenario } from '../src/model/scenario';
+import { htmlReport } from '../src/report/html-report';
+import { reportFromGivenPlan } from '../src/report/report-data';
 import { ScenarioValidationError } from '../src/model/validation-error';
 import { clone, readFixture, readPlanFixture, ROOT } from './helpers/fixtures';
 
@@ -118,5 +120,13 @@ describe('exports', () => {
     expect(withModules('delayed')).toHaveLength(1);
     expect(withModules('delayed')[0]).toContain('set training.fp8Recipe to tensorwise, blockwise or mxfp8');
     expect(withModules('mxfp8')).toEqual([]);
+  });
+});
+
+describe('report', () => {
+  it("the scenario table names the recipe beside the precision", () => {
+    const html = htmlReport(reportFromGivenPlan(parseScenario(withRecipe('mxfp8', 'B200')), plan, 'plan.json'));
+    expect(html).toContain('<td>fp8 (mxfp8 scaling)</td>');
+    expect(htmlReport(reportFromGivenPlan(parseScenario(withRecipe(undefined, 'B200')), plan, 'plan.json'))).toMatch(/precision<\/th><td>fp8<\/td>/);
   });
 });
