@@ -2,7 +2,7 @@
  * A baseline's MIP phase gives up once its queue cannot be worked through in the time it has
  * (src/solve/search/mip-outlook.ts); the main search never does.
  */
-import { mipOutlookTooLong, OUTLOOK_PROBE_MIPS } from '../src/solve/search/mip-outlook';
+import { mipOutlookTooLong, OUTLOOK_PROBE_CANDIDATES } from '../src/solve/search/mip-outlook';
 import type { MipQueue } from '../src/solve/search/mip-queue';
 import type { SearchState } from '../src/solve/search/state';
 
@@ -36,7 +36,7 @@ describe('MIP outlook of a baseline', () => {
 
   it('judges only after the probe, and never for the main search', () => {
     const baseline = setUp(0.5, 40, 0, 0.5);
-    expect(mipOutlookTooLong(baseline.state, baseline.queue, OUTLOOK_PROBE_MIPS - 1, Date.now() - 300, 1)).toBe(false);
+    expect(mipOutlookTooLong(baseline.state, baseline.queue, OUTLOOK_PROBE_CANDIDATES - 1, Date.now() - 300, 1)).toBe(false);
     const main = setUp(undefined, 40, 0, 0.5);
     expect(mipOutlookTooLong(main.state, main.queue, 30, Date.now() - 3000, 1)).toBe(false);
   });

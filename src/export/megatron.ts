@@ -8,6 +8,7 @@ import type { PlanLayout } from '../model/placement';
 import { megatronLayerSplit } from '../model/framework-issues';
 import { expertTpOf } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
+import type { Fp8Recipe } from '../model/scenario-schema';
 import { capabilityMessages, microbatchesPerReplica, networkNote } from './common';
 import { criticalReplicas } from './critical-replicas';
 import type { ExportMessage, FrameworkExport } from './export-types';
@@ -144,7 +145,7 @@ function shellQuote(value: string): string {
  * recipes quantize every tensor to E4M3 (DeepSeek-V3's 1x128 / 128x128 blocks, MX 32-element
  * blocks). Without a recipe in the scenario, Megatron-LM's default (delayed) is left implicit.
  */
-function megatronFp8Args(recipe: Scenario['training']['fp8Recipe'], messages: ExportMessage[]): [string, string][] {
+function megatronFp8Args(recipe: Fp8Recipe | undefined, messages: ExportMessage[]): [string, string][] {
   switch (recipe) {
     case undefined:
     case 'delayed':

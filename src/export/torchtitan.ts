@@ -6,6 +6,7 @@
 import type { PlanLayout } from '../model/placement';
 import { TORCHTITAN } from '../model/framework-capabilities';
 import type { Scenario } from '../model/scenario';
+import type { Fp8Recipe } from '../model/scenario-schema';
 import { isBidirectional, layerBlocks, stageOfVirtualStage } from '../model/schedule-chain';
 import { capabilityMessages, microbatchesPerReplica, networkNote } from './common';
 import { criticalReplicas } from './critical-replicas';
@@ -138,7 +139,7 @@ function tomlValue(value: TomlValue): string {
  * float8 converter's default (tensorwise dynamic scaling) is left implicit; delayed and blockwise
  * scaling are not torchtitan recipes.
  */
-function torchtitanFp8(recipe: Scenario['training']['fp8Recipe'], messages: ExportMessage[]): { converter: 'float8' | 'mx'; recipeName?: string } {
+function torchtitanFp8(recipe: Fp8Recipe | undefined, messages: ExportMessage[]): { converter: 'float8' | 'mx'; recipeName?: string } {
   switch (recipe) {
     case undefined:
       return { converter: 'float8' };

@@ -13,7 +13,6 @@ import { BOUND_SLACK } from '../exhaustive-reduced';
 import type { SitePermutation } from '../site-symmetry';
 import type { WalkProgress } from '../walk-progress';
 
-
 /**
  * The probe: a walk is judged once it has reached this many placements or made this many visits,
  * whichever comes first, and at every checkpoint after (walk-progress.ts); a walk that ends before
