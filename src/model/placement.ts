@@ -52,8 +52,31 @@ export function withNetworkSettings(layout: PlanLayout, network: PlanSpec['netwo
   return { ...layout, plan: { ...layout.plan, network } };
 }
 
+/**
+ * Layouts already made, by scenario object and plan object: the planner lays out the same plan
+ * object several times (the screen, the network post-solver, the timing), and parsing it is most
+ * of the cost. Plan and scenario objects are not changed once built (their types are readonly),
+ * so a layout stays valid while both objects live; a changed plan is a new object.
+ */
+const layoutsMade = new WeakMap<Scenario, WeakMap<object, PlanLayout>>();
+
 /** Parses and lays out a plan against a scenario; throws {@link ScenarioValidationError} on structural errors. */
 export function layOutPlan(scenario: Scenario, input: unknown, pathPrefix = 'plan'): PlanLayout {
+  const cacheable = typeof input === 'object' && input !== null;
+  if (cacheable) {
+    const made = layoutsMade.get(scenario)?.get(input);
+    if (made) return made;
+  }
+  const layout = layOutPlanAnew(scenario, input, pathPrefix);
+  if (cacheable) {
+    let byPlan = layoutsMade.get(scenario);
+    if (!byPlan) { byPlan = new WeakMap(); layoutsMade.set(scenario, byPlan); }
+    byPlan.set(input, layout);
+  }
+  return layout;
+}
+
+function layOutPlanAnew(scenario: Scenario, input: unknown, pathPrefix: string): PlanLayout {
   const parsed = planSchema.safeParse(input, { reportInput: true });
   if (!parsed.success) throw new ScenarioValidationError(issuesFromZod(parsed.error, pathPrefix));
   const split = pipelineSplitOf(parsed.data, scenario.model.layers);

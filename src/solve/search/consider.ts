@@ -5,7 +5,7 @@
 import { layoutWithinBudget } from '../../formulation/gpu-budget';
 import { frameworkIssues } from '../../model/framework-issues';
 import { evaluateLayout, type Evaluation } from '../../model/evaluate';
-import { layOutPlan } from '../../model/placement';
+import { layOutPlan, type PlanLayout } from '../../model/placement';
 import type { PlanSpec } from '../../model/plan-schema';
 import { chooseNetworkSettings } from '../network-post-solver';
 import type { SearchState } from './state';
@@ -23,7 +23,7 @@ export function consider(state: SearchState, plan: PlanSpec, engine: string, eva
   if (scenario.search?.allowIdleGpus === false && plan.tp * plan.cp * plan.pp * plan.dp !== scenario.sites.reduce((sum, site) => sum + site.gpus, 0)) return;
   const asGiven = evaluation ?? evaluateLayout(scenario, layOutPlan(scenario, plan), 'closed-form');
   if (!asGiven.fitsResources) return; // network settings change no memory, GPU count or batch
-  let result = { plan, evaluation: asGiven };
+  let result: { plan: PlanSpec; layout?: PlanLayout; evaluation: Evaluation } = { plan, evaluation: asGiven };
   if (!options.restriction.defaultNetworkOnly && scenario.links.length > 0) {
     // Network settings change only the cross-site time and the gradient sync: a plan that could
     // not beat the incumbent even with both at zero is not worth the post-solver's evaluations.
@@ -37,25 +37,55 @@ export function consider(state: SearchState, plan: PlanSpec, engine: string, eva
   if (state.incumbent && result.evaluation.predicted.iterationTimeS >= state.incumbent.evaluation.predicted.iterationTimeS) return;
   // In a framework's space the configurations and microbatch counts are its own already; what is
   // left is per placement (ranks of two sites on one node): such a plan is not kept.
-  if (framework !== undefined && frameworkIssues(framework, scenario, layOutPlan(scenario, result.plan)).length > 0) { state.frameworkRejects++; return; }
-  const timed = evaluateLayout(scenario, layOutPlan(scenario, result.plan));
+  if (framework !== undefined && frameworkIssues(framework, scenario, result.layout ?? layOutPlan(scenario, result.plan)).length > 0) { state.frameworkRejects++; return; }
+  const timed = evaluateLayout(scenario, result.layout ?? layOutPlan(scenario, result.plan));
   if (!timed.fits) return;
   if (!state.incumbent || timed.predicted.iterationTimeS < state.incumbent.evaluation.predicted.iterationTimeS) {
     state.incumbent = { plan: result.plan, evaluation: timed, engine };
   }
 }
 
+/** A plan offered to {@link considerBestFirst} with a lower bound on its time: its candidate's proven bound (state.bounds). */
+export interface BoundedPlan {
+  readonly plan: PlanSpec;
+  /** At most the cost model's time of the plan with any network settings (0 when none is known). */
+  readonly lowerBoundS: number;
+}
+
 /**
  * Considers plans in order of the least time the network post-solver could give them (their
- * time less cross-site and sync time), so that the first good one lets the rest skip it.
+ * time less cross-site and sync time), so that the first good one lets the rest skip it. Plans
+ * are evaluated lazily, in order of their lower bounds: one whose bound is at least the incumbent's
+ * time is never evaluated (its time with any network settings is at least the bound, so it could
+ * not replace the incumbent), and the best-case order holds wherever the bounds are below the best
+ * cases (an evaluated plan is taken once its best case is at most every bound still pending).
  */
-export function considerBestFirst(state: SearchState, plans: readonly PlanSpec[], engine: string): void {
+export function considerBestFirst(state: SearchState, plans: readonly BoundedPlan[], engine: string): void {
   const { scenario } = state;
-  const withTimes = plans.map((plan) => {
+  const pending = [...plans].sort((a, b) => a.lowerBoundS - b.lowerBoundS);
+  const ready: { plan: PlanSpec; evaluation: Evaluation; bestCaseS: number }[] = [];
+  let next = 0;
+  for (;;) {
+    const incumbentS = state.incumbent?.evaluation.predicted.iterationTimeS ?? Infinity;
+    while (next < pending.length && pending[next]!.lowerBoundS >= incumbentS) next = pending.length; // sorted: the rest too
+    const pendingBoundS = next < pending.length ? pending[next]!.lowerBoundS : Infinity;
+    let best = -1;
+    for (let j = 0; j < ready.length; j++) if (best < 0 || ready[j]!.bestCaseS < ready[best]!.bestCaseS) best = j;
+    if (best >= 0 && ready[best]!.bestCaseS <= pendingBoundS) {
+      const [p] = ready.splice(best, 1);
+      consider(state, p!.plan, engine, p!.evaluation);
+      continue;
+    }
+    if (next >= pending.length) {
+      if (best < 0) return;
+      const [p] = ready.splice(best, 1);
+      consider(state, p!.plan, engine, p!.evaluation);
+      continue;
+    }
+    const { plan } = pending[next++]!;
     const evaluation = evaluateLayout(scenario, layOutPlan(scenario, plan), 'closed-form');
-    return { plan, evaluation, bestCaseS: networkBestCaseS(evaluation) };
-  }).filter((p) => p.evaluation.fitsResources).sort((a, b) => a.bestCaseS - b.bestCaseS);
-  for (const p of withTimes) consider(state, p.plan, engine, p.evaluation);
+    if (evaluation.fitsResources) ready.push({ plan, evaluation, bestCaseS: networkBestCaseS(evaluation) });
+  }
 }
 
 /** The least time network settings could give a plan: they change only its cross-site time and its gradient sync. */

@@ -5,9 +5,8 @@
  */
 import { planOfGroups, type ConfigCoefficients } from '../../formulation/coefficients';
 import { planInSpace } from '../../formulation/search-space';
-import type { PlanSpec } from '../../model/plan-schema';
 import { concentratedPlacement } from '../heuristic';
-import { consider, considerBestFirst } from './consider';
+import { consider, considerBestFirst, type BoundedPlan } from './consider';
 import { greedyOf, haveFirstFit, type SearchState } from './state';
 import type { SearchOptions } from './types';
 
@@ -40,7 +39,7 @@ function seedFromHeuristic(state: SearchState): Map<number, ConfigCoefficients> 
   const seeds = heuristicSeedCount(options);
   const seedDeadline = state.startedMs + options.timeLimitS * 200;
   // The first `seeds` greedy plans are considered together, best case first; later ones one by one.
-  const greedyPlans: PlanSpec[] = [];
+  const greedyPlans: BoundedPlan[] = [];
   for (let i = 0; i < candidates.length && seeds > 0; i++) {
     if (haveFirstFit(state)) break;
     if (i === seeds) considerBestFirst(state, greedyPlans.splice(0), 'heuristic');
@@ -53,13 +52,13 @@ function seedFromHeuristic(state: SearchState): Map<number, ConfigCoefficients> 
     const concentrated = concentratedPlacement(scenario, coefficients);
     if (concentrated) {
       const plan = planOfGroups(coefficients, scenario, concentrated);
-      if (i < seeds) greedyPlans.push(plan);
+      if (i < seeds) greedyPlans.push({ plan, lowerBoundS: state.bounds[i]! });
       else consider(state, plan, 'heuristic');
     }
     const groups = greedyOf(state, i, coefficients);
     if (!groups) continue;
     const plan = planOfGroups(coefficients, scenario, groups);
-    if (i < seeds) greedyPlans.push(plan);
+    if (i < seeds) greedyPlans.push({ plan, lowerBoundS: state.bounds[i]! });
     else consider(state, plan, 'heuristic');
   }
   considerBestFirst(state, greedyPlans, 'heuristic');
@@ -85,7 +84,7 @@ function seedOnFewestSites(state: SearchState, seeded: ReadonlyMap<number, Confi
   const reach: number[] = [];
   for (const gpus of scenario.sites.map((site) => site.gpus).sort((a, b) => b - a)) reach.push((reach[reach.length - 1] ?? 0) + gpus);
   for (let sites = 1; sites <= Math.min(MOST_SEED_SITES, scenario.sites.length - 1); sites++) {
-    const plans: PlanSpec[] = [];
+    const plans: BoundedPlan[] = [];
     let tried = 0;
     for (let i = 0; i < candidates.length && tried < seeds && Date.now() < state.deadlineMs; i++) {
       const candidate = candidates[i]!;
@@ -98,7 +97,7 @@ function seedOnFewestSites(state: SearchState, seeded: ReadonlyMap<number, Confi
       const coefficients = candidate.coefficients();
       // Undefined when it is the fastest-first start: that one then.
       const groups = concentratedPlacement(scenario, coefficients) ?? greedyOf(state, i, coefficients);
-      if (groups) plans.push(planOfGroups(coefficients, scenario, groups));
+      if (groups) plans.push({ plan: planOfGroups(coefficients, scenario, groups), lowerBoundS: state.bounds[i]! });
     }
     considerBestFirst(state, plans, 'heuristic');
   }
@@ -107,10 +106,10 @@ function seedOnFewestSites(state: SearchState, seeded: ReadonlyMap<number, Confi
 /** The greedy placements of the best refined candidates (by bound, in MIP order on ties), before any MIP runs. */
 export function seedFromRefined(state: SearchState, refined: ReadonlyMap<number, ConfigCoefficients>, mipOrder: readonly number[]): void {
   const { bounds } = state;
-  const plans: PlanSpec[] = [];
+  const plans: BoundedPlan[] = [];
   for (const i of [...mipOrder].sort((a, b) => bounds[a]! - bounds[b]!).slice(0, heuristicSeedCount(state.options))) {
     const groups = greedyOf(state, i, refined.get(i)!);
-    if (groups) plans.push(planOfGroups(refined.get(i)!, state.scenario, groups));
+    if (groups) plans.push({ plan: planOfGroups(refined.get(i)!, state.scenario, groups), lowerBoundS: bounds[i]! });
   }
   considerBestFirst(state, plans, 'heuristic');
 }
