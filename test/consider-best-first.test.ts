@@ -1,8 +1,8 @@
 /**
  * The seed phase's best-first consideration (src/solve/search/consider.ts): plans are evaluated
  * lazily in order of their candidates' proven bounds, and one whose bound is at least the
- * incumbent's time is never evaluated. The incumbent it ends with is the one that considering
- * every plan, each evaluated, gives.
+ * incumbent's time is never evaluated, and every plan bounded below it is. The incumbent's time it
+ * ends with is the one that considering every plan, each evaluated, gives.
  */
 import { planOfGroups } from '../src/formulation/coefficients';
 import { FULL_SPACE } from '../src/formulation/search-space';
@@ -10,6 +10,7 @@ import * as evaluateModule from '../src/model/evaluate';
 import { layOutPlan } from '../src/model/placement';
 import { parseScenario, type Scenario } from '../src/model/scenario';
 import { PP_ACROSS_SPACE } from '../src/solve/plan';
+import { chooseNetworkSettings } from '../src/solve/network-post-solver';
 import { consider, considerBestFirst, type BoundedPlan } from '../src/solve/search/consider';
 import { enumeratePhase } from '../src/solve/search/enumerate';
 import { greedyOf, type SearchState } from '../src/solve/search/state';
@@ -65,13 +66,18 @@ describe('best-first consideration of bounded plans', () => {
     evaluated.length = 0;
     considerBestFirst(seeded, plans, 'heuristic');
     expect(incumbentS(seeded)).toBe(bestS);
-    const boundedAbove = plans.filter((p) => p.lowerBoundS >= bestS);
-    const laidOut = new Set(evaluated.map((plan) => JSON.stringify(plan)));
+    const boundedAbove = plans.filter((p) => p.lowerBoundS * (1 - 1e-9) >= bestS);
+    const boundedBelow = plans.filter((p) => p.lowerBoundS * (1 - 1e-9) < bestS);
     expect(boundedAbove.length).toBeGreaterThan(0);
-    for (const p of boundedAbove) expect(laidOut.has(JSON.stringify(layOutPlan(scenario, p.plan).plan))).toBe(false);
-    // Every bound is a true bound on its plan's time.
+    expect(boundedBelow.length).toBeGreaterThan(0);
+    const laidOut = new Set(evaluated.map((plan) => JSON.stringify(plan)));
+    const key = (p: BoundedPlan) => JSON.stringify(layOutPlan(scenario, p.plan).plan);
+    for (const p of boundedAbove) expect(laidOut.has(key(p))).toBe(false);
+    // and every plan bounded below it is (the incumbent cannot fall below the best plan's time).
+    for (const p of boundedBelow) expect(laidOut.has(key(p))).toBe(true);
+    // Every bound is a true bound on the time the search can give its plan (network settings chosen where the space chooses them).
     for (const p of plans) {
-      const timed = real(scenario, layOutPlan(scenario, p.plan));
+      const timed = restriction.defaultNetworkOnly ? real(scenario, layOutPlan(scenario, p.plan)) : chooseNetworkSettings(scenario, p.plan).evaluation;
       if (timed.fitsResources) expect(timed.predicted.iterationTimeS).toBeGreaterThanOrEqual(p.lowerBoundS * (1 - 1e-9));
     }
   });

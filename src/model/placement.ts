@@ -52,27 +52,26 @@ export function withNetworkSettings(layout: PlanLayout, network: PlanSpec['netwo
   return { ...layout, plan: { ...layout.plan, network } };
 }
 
-/**
- * Layouts already made, by scenario object and plan object: the planner lays out the same plan
- * object several times (the screen, the network post-solver, the timing), and parsing it is most
- * of the cost. Plan and scenario objects are not changed once built (their types are readonly),
- * so a layout stays valid while both objects live; a changed plan is a new object.
- */
-const layoutsMade = new WeakMap<Scenario, WeakMap<object, PlanLayout>>();
-
 /** Parses and lays out a plan against a scenario; throws {@link ScenarioValidationError} on structural errors. */
 export function layOutPlan(scenario: Scenario, input: unknown, pathPrefix = 'plan'): PlanLayout {
-  const cacheable = typeof input === 'object' && input !== null;
-  if (cacheable) {
-    const made = layoutsMade.get(scenario)?.get(input);
-    if (made) return made;
-  }
-  const layout = layOutPlanAnew(scenario, input, pathPrefix);
-  if (cacheable) {
-    let byPlan = layoutsMade.get(scenario);
-    if (!byPlan) { byPlan = new WeakMap(); layoutsMade.set(scenario, byPlan); }
-    byPlan.set(input, layout);
-  }
+  return layOutPlanAnew(scenario, input, pathPrefix);
+}
+
+/**
+ * Layouts of the plans the planner builds, by scenario object and plan object: the search lays
+ * out the same plan object several times (the screen, the network post-solver, the timing), and
+ * parsing it is most of the cost. Only for plan objects nothing edits once built (the planner's
+ * own; a caller's plan may be edited in place between two calls, so {@link layOutPlan}, the
+ * public entry, keeps no layout).
+ */
+const builtPlanLayouts = new WeakMap<Scenario, WeakMap<PlanSpec, PlanLayout>>();
+
+/** {@link layOutPlan} for a plan object the planner built and will not edit: laid out once per scenario object. */
+export function layOutBuiltPlan(scenario: Scenario, plan: PlanSpec): PlanLayout {
+  let byPlan = builtPlanLayouts.get(scenario);
+  if (!byPlan) { byPlan = new WeakMap(); builtPlanLayouts.set(scenario, byPlan); }
+  let layout = byPlan.get(plan);
+  if (!layout) { layout = layOutPlanAnew(scenario, plan, 'plan'); byPlan.set(plan, layout); }
   return layout;
 }
 

@@ -5,7 +5,7 @@
 import { layoutWithinBudget } from '../../formulation/gpu-budget';
 import { frameworkIssues } from '../../model/framework-issues';
 import { evaluateLayout, type Evaluation } from '../../model/evaluate';
-import { layOutPlan, type PlanLayout } from '../../model/placement';
+import { layOutBuiltPlan, type PlanLayout } from '../../model/placement';
 import type { PlanSpec } from '../../model/plan-schema';
 import { chooseNetworkSettings } from '../network-post-solver';
 import type { SearchState } from './state';
@@ -18,10 +18,10 @@ import type { SearchState } from './state';
  */
 export function consider(state: SearchState, plan: PlanSpec, engine: string, evaluation?: Evaluation): void {
   const { scenario, options, framework } = state;
-  if (options.gpuBudget && !layoutWithinBudget(scenario, layOutPlan(scenario, plan), options.gpuBudget)) return;
+  if (options.gpuBudget && !layoutWithinBudget(scenario, layOutBuiltPlan(scenario, plan), options.gpuBudget)) return;
   // search.allowIdleGpus false: only plans that use every GPU (a sweep neighbour's seed may not).
   if (scenario.search?.allowIdleGpus === false && plan.tp * plan.cp * plan.pp * plan.dp !== scenario.sites.reduce((sum, site) => sum + site.gpus, 0)) return;
-  const asGiven = evaluation ?? evaluateLayout(scenario, layOutPlan(scenario, plan), 'closed-form');
+  const asGiven = evaluation ?? evaluateLayout(scenario, layOutBuiltPlan(scenario, plan), 'closed-form');
   if (!asGiven.fitsResources) return; // network settings change no memory, GPU count or batch
   let result: { plan: PlanSpec; layout?: PlanLayout; evaluation: Evaluation } = { plan, evaluation: asGiven };
   if (!options.restriction.defaultNetworkOnly && scenario.links.length > 0) {
@@ -31,14 +31,14 @@ export function consider(state: SearchState, plan: PlanSpec, engine: string, eva
     if (state.incumbent && bestCaseS >= state.incumbent.evaluation.predicted.iterationTimeS) return;
     // Nor is one that would miss the required iteration time even then.
     if (bestCaseS > state.requiredS) return;
-    result = chooseNetworkSettings(scenario, plan, 'closed-form');
+    result = chooseNetworkSettings(scenario, plan, 'closed-form', layOutBuiltPlan(scenario, plan));
   }
   if (!result.evaluation.fits) return;
   if (state.incumbent && result.evaluation.predicted.iterationTimeS >= state.incumbent.evaluation.predicted.iterationTimeS) return;
   // In a framework's space the configurations and microbatch counts are its own already; what is
   // left is per placement (ranks of two sites on one node): such a plan is not kept.
-  if (framework !== undefined && frameworkIssues(framework, scenario, result.layout ?? layOutPlan(scenario, result.plan)).length > 0) { state.frameworkRejects++; return; }
-  const timed = evaluateLayout(scenario, result.layout ?? layOutPlan(scenario, result.plan));
+  if (framework !== undefined && frameworkIssues(framework, scenario, result.layout ?? layOutBuiltPlan(scenario, result.plan)).length > 0) { state.frameworkRejects++; return; }
+  const timed = evaluateLayout(scenario, result.layout ?? layOutBuiltPlan(scenario, result.plan));
   if (!timed.fits) return;
   if (!state.incumbent || timed.predicted.iterationTimeS < state.incumbent.evaluation.predicted.iterationTimeS) {
     state.incumbent = { plan: result.plan, evaluation: timed, engine };
@@ -58,7 +58,9 @@ export interface BoundedPlan {
  * are evaluated lazily, in order of their lower bounds: one whose bound is at least the incumbent's
  * time is never evaluated (its time with any network settings is at least the bound, so it could
  * not replace the incumbent), and the best-case order holds wherever the bounds are below the best
- * cases (an evaluated plan is taken once its best case is at most every bound still pending).
+ * cases (an evaluated plan is taken once its best case is at most every bound still pending). The
+ * incumbent's time at the end is the one considering every plan gives; between plans of exactly
+ * equal time the one kept may differ.
  */
 export function considerBestFirst(state: SearchState, plans: readonly BoundedPlan[], engine: string): void {
   const { scenario } = state;
@@ -67,7 +69,8 @@ export function considerBestFirst(state: SearchState, plans: readonly BoundedPla
   let next = 0;
   for (;;) {
     const incumbentS = state.incumbent?.evaluation.predicted.iterationTimeS ?? Infinity;
-    while (next < pending.length && pending[next]!.lowerBoundS >= incumbentS) next = pending.length; // sorted: the rest too
+    // A bound within rounding of the incumbent's time does not skip its plan (sorted: the rest are skipped too).
+    while (next < pending.length && pending[next]!.lowerBoundS * (1 - 1e-9) >= incumbentS) next = pending.length;
     const pendingBoundS = next < pending.length ? pending[next]!.lowerBoundS : Infinity;
     let best = -1;
     for (let j = 0; j < ready.length; j++) if (best < 0 || ready[j]!.bestCaseS < ready[best]!.bestCaseS) best = j;
@@ -83,7 +86,7 @@ export function considerBestFirst(state: SearchState, plans: readonly BoundedPla
       continue;
     }
     const { plan } = pending[next++]!;
-    const evaluation = evaluateLayout(scenario, layOutPlan(scenario, plan), 'closed-form');
+    const evaluation = evaluateLayout(scenario, layOutBuiltPlan(scenario, plan), 'closed-form');
     if (evaluation.fitsResources) ready.push({ plan, evaluation, bestCaseS: networkBestCaseS(evaluation) });
   }
 }
