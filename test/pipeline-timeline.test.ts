@@ -119,20 +119,23 @@ describe('closed form against the simulation (property tests)', () => {
       ({ schedule, p, v, m, forwardShare }, kind, a, c, cut, jitter) => {
         const steps = stageTimes(p, kind, a, kind === 0 ? Math.min(1.15, Math.max(0.85, c)) : c, cut, jitter);
         const { error } = bothSpans(schedule, v, m, steps.map((s) => s * forwardShare), steps.map((s) => s * (1 - forwardShare)));
-        // Float rounding only: the simulation sums some hundred op times. DualPipeV is the exception:
+        // Float rounding only: the simulation sums hundreds of op times (DualPipe's two chains on 12
+        // stages with 24 microbatches: -1.0e-8, so the tolerance is 1e-7). DualPipeV is the exception:
         // on two tiers of stages (the heavier first) with a forward share near 0.23-0.27 its closed form
         // comes out up to 0.24% below the span (worst of 40,000 random cases: p 6, m 15); the reported
         // phase is the larger of the two, so it is the span there (docs/cost-model.md §5).
-        expect(error).toBeGreaterThan(schedule === 'dualpipev' ? -5e-3 : -1e-8);
+        expect(error).toBeGreaterThan(schedule === 'dualpipev' ? -5e-3 : -1e-7);
       },
     ), { numRuns: 300 });
   });
 
-  // Not within 2%: the 1F1B and ZB-H1 steady state stretches when a crossing's round trip outlasts the
-  // microbatches in flight after it (optimistic by up to 5.3%: the worst case of a grid over this
-  // domain is -5.31%, at 1F1B, p 2, m 31, forward share 0.4, latency and step 3%), and interleaved fill/drain pays the
-  // chunk wraps' crossings fewer times than eq. 5.4 counts at small p and m (pessimistic).
-  it('cross-site crossings with latency and link step up to 3% of a stage step: from 5.5% optimistic to 20% pessimistic', () => {
+  // Not within 2%: the steady state stretches when a crossing's round trip outlasts the microbatches in
+  // flight after it (optimistic: the worst cases of a grid over this domain, p 1-12, v 2-4, m up to 32,
+  // forward share 0.2-0.4, latency and step 0 or 3%, are interleaved zero-bubble -6.83% at p 2, v 4,
+  // m 32, forward share 0.4, latency and step 3%, and 1F1B -5.31% at p 2, m 31; docs/cost-model.md §5),
+  // and interleaved fill/drain pays the chunk wraps' crossings fewer times than eq. 5.4 counts at
+  // small p and m (pessimistic, up to +19.2%).
+  it('cross-site crossings with latency and link step up to 3% of a stage step: from 7% optimistic to 20% pessimistic', () => {
     fc.assert(fc.property(
       scheduleCase, fc.integer({ min: 1, max: 11 }), fc.double({ min: 0, max: 0.03, noNaN: true }), fc.double({ min: 0, max: 0.03, noNaN: true }),
       ({ schedule, p, v, m, forwardShare }, cut, latencyS, stepS) => {
@@ -141,7 +144,7 @@ describe('closed form against the simulation (property tests)', () => {
         const stageOf = (q: number) => stageOfVirtualStage(schedule, q, p).stage;
         for (let q = 0; q + 1 < p * v; q++) if (site(stageOf(q)) !== site(stageOf(q + 1))) hops.push({ virtualStage: q, latencyS, stepS });
         const { error } = bothSpans(schedule, v, m, new Array<number>(p).fill(forwardShare), new Array<number>(p).fill(1 - forwardShare), hops);
-        expect(error).toBeGreaterThan(-0.055);
+        expect(error).toBeGreaterThan(-0.07);
         expect(error).toBeLessThan(0.2);
       },
     ), { numRuns: Number(process.env['PROPERTY_RUNS'] ?? 300) });
