@@ -52,11 +52,6 @@ export function withNetworkSettings(layout: PlanLayout, network: PlanSpec['netwo
   return { ...layout, plan: { ...layout.plan, network } };
 }
 
-/** Parses and lays out a plan against a scenario; throws {@link ScenarioValidationError} on structural errors. */
-export function layOutPlan(scenario: Scenario, input: unknown, pathPrefix = 'plan'): PlanLayout {
-  return layOutPlanAnew(scenario, input, pathPrefix);
-}
-
 /**
  * Layouts of the plans the planner builds, by scenario object and plan object: the search lays
  * out the same plan object several times (the screen, the network post-solver, the timing), and
@@ -71,11 +66,12 @@ export function layOutBuiltPlan(scenario: Scenario, plan: PlanSpec): PlanLayout 
   let byPlan = builtPlanLayouts.get(scenario);
   if (!byPlan) { byPlan = new WeakMap(); builtPlanLayouts.set(scenario, byPlan); }
   let layout = byPlan.get(plan);
-  if (!layout) { layout = layOutPlanAnew(scenario, plan, 'plan'); byPlan.set(plan, layout); }
+  if (!layout) { layout = layOutPlan(scenario, plan); byPlan.set(plan, layout); }
   return layout;
 }
 
-function layOutPlanAnew(scenario: Scenario, input: unknown, pathPrefix: string): PlanLayout {
+/** Parses and lays out a plan against a scenario; throws {@link ScenarioValidationError} on structural errors. */
+export function layOutPlan(scenario: Scenario, input: unknown, pathPrefix = 'plan'): PlanLayout {
   const parsed = planSchema.safeParse(input, { reportInput: true });
   if (!parsed.success) throw new ScenarioValidationError(issuesFromZod(parsed.error, pathPrefix));
   const split = pipelineSplitOf(parsed.data, scenario.model.layers);

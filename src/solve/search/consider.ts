@@ -74,17 +74,13 @@ export function considerBestFirst(state: SearchState, plans: readonly BoundedPla
     const pendingBoundS = next < pending.length ? pending[next]!.lowerBoundS : Infinity;
     let best = -1;
     for (let j = 0; j < ready.length; j++) if (best < 0 || ready[j]!.bestCaseS < ready[best]!.bestCaseS) best = j;
+    // With nothing pending the bound is infinite, so every evaluated plan is taken before the end.
     if (best >= 0 && ready[best]!.bestCaseS <= pendingBoundS) {
       const [p] = ready.splice(best, 1);
       consider(state, p!.plan, engine, p!.evaluation);
       continue;
     }
-    if (next >= pending.length) {
-      if (best < 0) return;
-      const [p] = ready.splice(best, 1);
-      consider(state, p!.plan, engine, p!.evaluation);
-      continue;
-    }
+    if (next >= pending.length) return;
     const { plan } = pending[next++]!;
     const evaluation = evaluateLayout(scenario, layOutBuiltPlan(scenario, plan), 'closed-form');
     if (evaluation.fitsResources) ready.push({ plan, evaluation, bestCaseS: networkBestCaseS(evaluation) });

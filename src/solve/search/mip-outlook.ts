@@ -3,7 +3,8 @@
  * (`comparedWithS`) gives up its MIPs once the candidates still queued under the threshold, at the
  * mean time the phase has taken per candidate so far (a MIP, or a prune when its turn came), would
  * need more than twice the time it has left on its lanes. What it has proven stays proven (the
- * least bound over its open candidates); the time goes back to the caller. The main search never gives up this way: its gap is the answer.
+ * least bound over its open candidates); the time goes back to the caller. The main search never
+ * gives up this way: its gap is the answer.
  */
 import type { MipQueue } from './mip-queue';
 import { threshold, type SearchState } from './state';
