@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { groupPipelines } from '../src/model/critical-group';
 import { evaluate, evaluateLayout } from '../src/model/evaluate';
 import { fewestScheduleMicrobatches, pipelineWithHopsS, roundTripFloorS, roundTripProfile, scheduleMicrobatchProblem } from '../src/model/pipeline';
+import { roundTripFloorLine } from '../src/model/pipeline-round-trip';
 import { pipelineSpanS } from '../src/model/pipeline-span';
 import { hasStageFloor, roundTripLineS, stageFloorAtLeastS, stageFloorFluidBubbleS, stageFloorS, stageFloorTerms } from '../src/model/pipeline-stage-floor';
 import { simulateSchedule } from '../src/model/pipeline-timeline';
@@ -92,6 +93,37 @@ describe('round-trip floor (eq. 5.8)', () => {
       const spanS = simulateSchedule({ schedule, virtualStages: 1, microbatches: m, forwardS, backwardS: steps.map((s, j) => s - forwardS[j]!), hops }).spanS;
       expect(roundTripFloorS(roundTripProfile(steps, forwardS, plan, hops), m)).toBeLessThanOrEqual(spanS * (1 + 1e-12));
     }), { numRuns: Number(process.env['PROPERTY_RUNS'] ?? 2000) });
+  });
+
+  it('as a line in one link\'s step: its value is the floor there, and it stays under the floor and the span at every other step', () => {
+    const lineCase = fc.record({
+      schedule: fc.constantFrom('1f1b' as const, 'zb-h1' as const),
+      steps: fc.array(fc.double({ min: 0.2, max: 2, noNaN: true }), { minLength: 2, maxLength: 10 }),
+      forwardShare: fc.double({ min: 0.2, max: 0.45, noNaN: true }),
+      m: fc.integer({ min: 1, max: 40 }),
+      crossings: fc.array(fc.record({ at: fc.nat(), latencyS: fc.double({ min: 0, max: 0.5, noNaN: true }), onLink: fc.boolean() }), { minLength: 1, maxLength: 4 }),
+      atStepS: fc.double({ min: 0, max: 2, noNaN: true }),
+      otherStepsS: fc.array(fc.double({ min: 0, max: 3, noNaN: true }), { minLength: 3, maxLength: 3 }),
+    });
+    fc.assert(fc.property(lineCase, ({ schedule, steps, forwardShare, m, crossings, atStepS, otherStepsS }) => {
+      const forwardS = steps.map((s) => s * forwardShare);
+      const seen = new Set<number>();
+      const hops = crossings.filter((c) => !seen.has(c.at % (steps.length - 1)) && seen.add(c.at % (steps.length - 1)))
+        .map((c) => ({ virtualStage: c.at % (steps.length - 1), latencyS: c.latencyS, onLink: c.onLink }));
+      const plan = { schedule, virtualStages: 1 };
+      const onLink = steps.slice(1).map((_, q) => hops.some((h) => h.virtualStage === q && h.onLink));
+      const atZero = roundTripProfile(steps, forwardS, plan, hops.map((h) => ({ virtualStage: h.virtualStage, latencyS: h.latencyS, stepS: 0 })));
+      const withStep = (stepS: number) => hops.map((h) => ({ virtualStage: h.virtualStage, latencyS: h.latencyS, stepS: h.onLink ? stepS : 0 }));
+      const line = roundTripFloorLine(atZero, m, onLink, atStepS);
+      expect(line.valueS).toBeCloseTo(roundTripFloorS(roundTripProfile(steps, forwardS, plan, withStep(atStepS)), m), 9);
+      expect(line.linkSteps).toBeGreaterThanOrEqual(hops.filter((h) => h.onLink).length);
+      for (const stepS of [0, ...otherStepsS]) {
+        const lineS = line.valueS + line.linkSteps * (stepS - atStepS);
+        expect(lineS).toBeLessThanOrEqual(roundTripFloorS(roundTripProfile(steps, forwardS, plan, withStep(stepS)), m) * (1 + 1e-9) + 1e-12);
+        const spanS = simulateSchedule({ schedule, virtualStages: 1, microbatches: m, forwardS, backwardS: steps.map((s, j) => s - forwardS[j]!), hops: withStep(stepS) }).spanS;
+        expect(lineS).toBeLessThanOrEqual(spanS * (1 + 1e-9) + 1e-12);
+      }
+    }), { numRuns: Number(process.env['PROPERTY_RUNS'] ?? 1000) });
   });
 
   it('equals eq. 5.1 on equal stages and catches a crossing\'s round trip that the closed form misses', () => {

@@ -154,10 +154,12 @@ export function computeCoefficients(
     // 1F1B and ZB-H1: eq. 5.9a's bubble and the rows' stage-floor terms, at zero link step.
     let stageFloor: StageFloorCoefficients | undefined;
     let roundTrip: RoundTripProfile | undefined;
+    let boundaryLinks: (readonly number[])[] = [];
     if (hasStageFloor(plan)) {
       const boundaries = layout.stageSite.slice(1).map((to, q) => ({ virtualStage: q, latencyS: to === layout.stageSite[q] ? 0 : routeLatencyS(scenario, layout.stageSite[q]!, to), stepS: 0 }))
         .filter((b) => layout.stageSite[b.virtualStage] !== layout.stageSite[b.virtualStage + 1]);
       roundTrip = roundTripProfile(steps, forwards, plan, boundaries)!;
+      boundaryLinks = layout.stageSite.slice(1).map((to, q) => (to === layout.stageSite[q] ? [] : scenario.routes[layout.stageSite[q]!]![to]!));
       ({ bubbleS, stageFloor } = stageFloorCoefficients(scenario, layout, roundTrip, steps));
       shortPipelineGapS = 0;
     }
@@ -187,7 +189,7 @@ export function computeCoefficients(
     });
     return {
       layout, maxStepS: Math.max(...steps), bubbleS, shortPipelineGapS, crossingsPerLink, crossings: hops.length, crossingLatencyS,
-      gpusPerSite, maxReplicas: layoutReplicas, fittingMicrobatches, backwardWindowS, forwardWindowS, ...(stageFloor ? { roundTrip, stageFloor } : {}),
+      gpusPerSite, maxReplicas: layoutReplicas, fittingMicrobatches, backwardWindowS, forwardWindowS, ...(stageFloor ? { roundTrip, boundaryLinks, stageFloor } : {}),
     };
   });
 

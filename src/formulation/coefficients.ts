@@ -11,7 +11,7 @@ import { routeLatencyS } from '../model/cross-site';
 import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
 import { allReduceS, dataParallelTier } from '../model/network';
 import { chainCrossings, fillDrainS, forwardPartS, shortPipelineS } from '../model/pipeline';
-import { roundTripFloorS, roundTripProfile, type ChainBoundary, type RoundTripProfile } from '../model/pipeline-round-trip';
+import { roundTripFloorLine, roundTripFloorS, roundTripProfile, type ChainBoundary, type FloorLine, type RoundTripProfile } from '../model/pipeline-round-trip';
 import { scheduleMicrobatchProblem } from '../model/pipeline-schedule-rules';
 import { isVShaped } from '../model/schedule-chain';
 import type { StageLayout } from '../model/placement';
@@ -51,6 +51,8 @@ export interface LayoutCoefficients {
   readonly forwardWindowS: readonly number[];
   /** Eq. 5.8's constants at these stage times, crossing latencies and no link step (1F1B and ZB-H1; absent otherwise). */
   readonly roundTrip?: RoundTripProfile;
+  /** With `roundTrip`: per boundary q of the chain (stage q to q + 1), the links its route takes (none inside a site). */
+  readonly boundaryLinks?: readonly (readonly number[])[];
   /** Eq. 5.9's row terms (1F1B and ZB-H1, whose bubble is then eq. 5.9a's; absent otherwise). */
   readonly stageFloor?: StageFloorCoefficients;
 }
@@ -67,6 +69,15 @@ export function roundTripFloorOf(layout: Pick<LayoutCoefficients, 'roundTrip'>, 
   let floorS = byK.get(k);
   if (floorS === undefined) { floorS = roundTripFloorS(profile, k); byK.set(k, floorS); }
   return floorS;
+}
+
+/**
+ * Eq. 5.8 of k microbatches as a line in link `link`'s step, taken where every boundary routed
+ * over the link waits `atStepS` (roundTripFloorLine): the tangent rows of F6.
+ */
+export function roundTripFloorLineOf(layout: Pick<LayoutCoefficients, 'roundTrip' | 'boundaryLinks'>, k: number, link: number, atStepS: number): FloorLine {
+  const onLink = (layout.boundaryLinks ?? []).map((links) => links.includes(link));
+  return roundTripFloorLine(layout.roundTrip, k, onLink, atStepS);
 }
 
 /** Replicas running one layout with one microbatch count: a placement is a list of these. */
@@ -171,9 +182,11 @@ function layoutShape(scenario: Scenario, plan: ParallelConfig, layout: ReplicaLa
   const route = tables.layoutValue(layout, `route ${plan.virtualStages}${isVShaped(plan.schedule) ? ' v' : ''}`, () => layoutRoute(scenario, layout, plan));
   // The link steps depend on the placement; at zero the floor is at most any placement's.
   const boundaries: ChainBoundary[] = [];
+  const boundaryLinks: (readonly number[])[] = [];
   for (let q = 0; q + 1 < layout.stageSite.length; q++) {
     const from = layout.stageSite[q]!;
     const to = layout.stageSite[q + 1]!;
+    boundaryLinks.push(from === to ? [] : scenario.routes[from]![to]!);
     if (from !== to) boundaries.push({ virtualStage: q, latencyS: routeLatencyS(scenario, from, to), stepS: 0 });
   }
   const roundTrip = roundTripProfile(steps, forwards, plan, boundaries);
@@ -198,7 +211,7 @@ function layoutShape(scenario: Scenario, plan: ParallelConfig, layout: ReplicaLa
   });
   return {
     layout, maxStepS: Math.max(...steps), bubbleS, shortPipelineGapS, crossingsPerLink: route.crossingsPerLink, crossings: route.crossings, crossingLatencyS: route.crossingLatencyS,
-    gpusPerSite: footprint.gpusPerSite, maxReplicas: footprint.maxReplicas, backwardWindowS, forwardWindowS, ...(roundTrip ? { roundTrip } : {}),
+    gpusPerSite: footprint.gpusPerSite, maxReplicas: footprint.maxReplicas, backwardWindowS, forwardWindowS, ...(roundTrip ? { roundTrip, boundaryLinks } : {}),
     ...(stageFloor ? { stageFloor } : {}),
   };
 }
@@ -252,7 +265,7 @@ export function computeCoefficients(
     return {
       layout: shape.layout, maxStepS: shape.maxStepS, bubbleS: shape.bubbleS, shortPipelineGapS: shape.shortPipelineGapS, crossingsPerLink: shape.crossingsPerLink, crossings: shape.crossings,
       crossingLatencyS: shape.crossingLatencyS, gpusPerSite: shape.gpusPerSite, maxReplicas: shape.maxReplicas,
-      fittingMicrobatches: fits, backwardWindowS: shape.backwardWindowS, forwardWindowS: shape.forwardWindowS, ...(shape.roundTrip ? { roundTrip: shape.roundTrip } : {}),
+      fittingMicrobatches: fits, backwardWindowS: shape.backwardWindowS, forwardWindowS: shape.forwardWindowS, ...(shape.roundTrip ? { roundTrip: shape.roundTrip, ...(shape.boundaryLinks ? { boundaryLinks: shape.boundaryLinks } : {}) } : {}),
       ...(shape.stageFloor ? { stageFloor: shape.stageFloor } : {}),
     };
   });

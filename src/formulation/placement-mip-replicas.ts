@@ -5,7 +5,7 @@
  * pipeline time of every used choice (F6). placement-mip.ts builds the MIP from these and the
  * gradient-sync families.
  */
-import { roundTripFloorOf, type ConfigCoefficients, type LayoutCoefficients } from './coefficients';
+import { roundTripFloorLineOf, roundTripFloorOf, type ConfigCoefficients, type LayoutCoefficients } from './coefficients';
 import type { MipBuilder } from './mip';
 import { fillLatencyOf, fillStepsOn, roundTripLinesOf, spanFloorOf, stageLinesOf } from './stage-floor-coefficients';
 import type { Scenario } from '../model/scenario';
@@ -165,12 +165,9 @@ export function addPipelineTimeRows(cols: Columns, c: ConfigCoefficients): void 
       // Steady state at the slowest GPU stage; fill and drain cross the link (eq. 5.4: 2 x crossings times; eq. 5.9a: before the slowest stage).
       b.addRow(`pipeline_time_stage_bound[${name},link${link}]`,
         [[T, 1], [E, -1], [step, -stageSteps], [ch.usedColumn, -(k * ch.layout.maxStepS + stageFixed + stageSteps * surplus) - bigM]], -bigM, Infinity);
-      // Every chain of eq. 5.8 waits out each crossing at least once (its first backward's round
-      // trip passes those before the stage once and those after it twice; the drain may be hidden).
-      if (stageFloor && floorS > c.optimizerS) {
-        b.addRow(`pipeline_time_floor_bound[${name},link${link}]`,
-          [[T, 1], [E, -1], [step, -crossings], [ch.usedColumn, -(floorS + crossings * surplus) - bigM]], -bigM, Infinity);
-      }
+      // Eq. 5.8 as lines in the link's step (each chain waits out every crossing at least once:
+      // its first backward's round trip passes those before the stage once and those after it twice).
+      if (stageFloor && floorS > c.optimizerS) addFloorTangentRows(cols, c, ch, link, surplus, upper, bigM);
       if (stageFloor && roundTripLineS > c.optimizerS) {
         b.addRow(`pipeline_time_round_trip_line[${name},link${link}]`,
           [[T, 1], [E, -1], [step, -2 * crossings], [ch.usedColumn, -(roundTripLineS + 2 * crossings * surplus) - bigM]], -bigM, Infinity);
@@ -178,6 +175,37 @@ export function addPipelineTimeRows(cols: Columns, c: ConfigCoefficients): void 
       b.addRow(`pipeline_time_link_bound[${name},link${link}]`,
         [[T, 1], [E, -1], [step, -linkSteps], [ch.usedColumn, -(linkFixed + linkSteps * surplus) - bigM]], -bigM, Infinity);
     }
+  }
+}
+
+/** Link steps (the chain's, surplus included) at which F6's tangent rows take eq. 5.8: the least, the middle and the most the MIP allows. */
+const TANGENT_POINTS = [0, 0.5, 1] as const;
+
+/**
+ * F6's tangent rows of eq. 5.8 (1F1B and ZB-H1 choices that cross `link`): the chain attaining the
+ * floor where the link's step is P is a line in the step whose slope is the link steps it waits out
+ * (roundTripFloorLine), at most the floor, hence the phase, at every step; at the real step, at least
+ * the MIP's step plus the surplus (eq. 2.1): T >= E + opt + y (line(P) - slope P + slope x surplus)
+ * + slope x step. The round-trip row above charges each crossing once; a chain whose window spans a
+ * crossing waits out two of its steps per window, and on a shared link (every replica's sends in
+ * one step) that is most of the phase: a pp-across pipeline of 16 microbatches on 8 replicas waits
+ * out 16 steps, the round-trip row one (docs/formulation.md §3).
+ */
+function addFloorTangentRows(cols: Columns, c: ConfigCoefficients, ch: PlacementChoice, link: number, surplus: number, upper: number, bigM: number): void {
+  const { b, T, E, linkStep } = cols;
+  const step = linkStep.get(link)!;
+  const k = ch.microbatches;
+  let previousSlope = -1;
+  for (const [i, share] of TANGENT_POINTS.entries()) {
+    const atS = surplus + share * (upper - surplus);
+    const line = roundTripFloorLineOf(ch.layout, k, link, atS);
+    // The same chain as the point before: the same row.
+    if (line.linkSteps === previousSlope) continue;
+    previousSlope = line.linkSteps;
+    const fixedS = line.valueS - line.linkSteps * atS + line.linkSteps * surplus + c.optimizerS;
+    const rowM = Math.max(bigM, line.linkSteps * upper + fixedS);
+    b.addRow(`pipeline_time_floor_tangent[${ch.layout.layout.id},m${k},link${link},${i}]`,
+      [[T, 1], [E, -1], [step, -line.linkSteps], [ch.usedColumn, -fixedS - rowM]], -rowM, Infinity);
   }
 }
 

@@ -57,10 +57,9 @@ export function roundTripFloorS(profile: RoundTripProfile | undefined, microbatc
   const p = f.length;
   const m = microbatches;
   // Prefix sums: stage s in [0, j) and boundary q in [0, j).
-  const pre = (values: readonly number[]) => { const out = [0]; values.forEach((v, i) => out.push(out[i]! + v)); return out; };
-  const F = pre(f);
-  const B = pre(b);
-  const X = pre(x);
+  const F = prefixSums(f);
+  const B = prefixSums(b);
+  const X = prefixSums(x);
   const stage0WeightS = w[0] ?? 0;
   let floorS = 0;
   for (let j = 0; j < p; j++) {
@@ -85,6 +84,13 @@ export function roundTripFloorS(profile: RoundTripProfile | undefined, microbatc
     }
   }
   return floorS;
+}
+
+/** out[i] = sum of values[0..i): stage s in [0, j) and boundary q in [0, j). */
+function prefixSums(values: readonly number[]): number[] {
+  const out = [0];
+  values.forEach((v, i) => out.push(out[i]! + v));
+  return out;
 }
 
 /** Longest window (stages j..k) a mixed chain takes: few microbatches share a crossing's round trip beyond it. */
@@ -114,6 +120,97 @@ function mixedChainEndS(profile: RoundTripProfile, j: number, m: number, firstBa
       const from = i - d;
       if (from + n > m - 1) continue;
       e = Math.max(e, end[from]! + (from >= j ? w[j]! : 0) + windowS[d]!);
+    }
+    end.push(e);
+  }
+  return end[m - 1]!;
+}
+
+/**
+ * A line of eq. 5.8 in one link's step L: the chain that attains the floor when every boundary
+ * routed over the link takes `atStepS` more, its value there and how many of those link steps it
+ * waits out (its slope in L). Every chain of eq. 5.8 is a lower bound on the span at any link step,
+ * and its value is linear in L with that slope, so `valueS + linkSteps x (L - atStepS)` is at most
+ * the floor, hence at most the span, at every L >= 0: the tangent rows of the placement MIP
+ * (docs/formulation.md §3, F6) take it at several steps, where the round-trip row charges each
+ * crossing once.
+ */
+export interface FloorLine {
+  readonly valueS: number;
+  readonly linkSteps: number;
+}
+
+/** A chain's end as a line in L: value at the tangent step and slope. */
+interface Affine { readonly v: number; readonly s: number }
+
+const later = (a: Affine, b: Affine): Affine => (b.v > a.v || (b.v === a.v && b.s > a.s) ? b : a);
+
+/**
+ * {@link roundTripFloorS} of `profile` with `atStepS` added to each boundary q where `onLink[q]`,
+ * and the slope in that step of the chain attaining it (the same chains, the same order of
+ * operations: its value equals roundTripFloorS of the shifted profile, test/timeline-agreement.test.ts).
+ */
+export function roundTripFloorLine(profile: RoundTripProfile | undefined, microbatches: number, onLink: readonly boolean[], atStepS: number): FloorLine {
+  if (!profile || microbatches < 1) return { valueS: 0, linkSteps: 0 };
+  const { forwardS: f, backS: b, weightS: w } = profile;
+  const x = profile.crossS.map((cross, q) => cross + (onLink[q] ? atStepS : 0));
+  const u = profile.crossS.map((_, q) => (onLink[q] ? 1 : 0));
+  const p = f.length;
+  const m = microbatches;
+  const F = prefixSums(f);
+  const B = prefixSums(b);
+  const X = prefixSums(x);
+  const U = prefixSums(u);
+  const stage0WeightS = w[0] ?? 0;
+  let floor: Affine = { v: 0, s: 0 };
+  for (let j = 0; j < p; j++) {
+    const n = p - j;
+    const fill: Affine = { v: F[j]! + X[j]!, s: U[j]! };
+    const drain: Affine = { v: B[j]! + X[j]! + stage0WeightS, s: U[j]! };
+    const firstBackwardEnd: Affine = {
+      v: fill.v + (F[p]! - F[j]!) + (B[p]! - B[j]!) + 2 * (X[p - 1]! - X[j]!),
+      s: fill.s + 2 * (U[p - 1]! - U[j]!),
+    };
+    const tail = later(drain, { v: Math.min(m, j + 1) * w[j]!, s: 0 });
+    for (let k = j; k < p; k++) {
+      const d = k - j + 1;
+      const windowS = (F[k + 1]! - F[j]!) + (B[k + 1]! - B[j]!) + 2 * (X[k]! - X[j]!);
+      const windowSteps = 2 * (U[k]! - U[j]!);
+      const steps = m - 1 >= n ? Math.floor((m - 1 - n) / d) + 1 : 0;
+      const last = steps * d;
+      const stepWeightsS = (steps - Math.min(steps, Math.ceil(j / d))) * w[j]!;
+      const chainEndS = firstBackwardEnd.v + steps * windowS + stepWeightsS;
+      const betweenS = (m - 1 - last) * b[j]! + Math.max(0, m - last - n) * f[j]! + Math.max(0, m - 1 - j - Math.max(last - j, 0)) * w[j]!;
+      floor = later(floor, { v: chainEndS + betweenS + tail.v, s: firstBackwardEnd.s + steps * windowSteps + tail.s });
+    }
+    if (x.slice(j, j + MIXED_CHAIN_WINDOW - 1).some((cross) => cross > 0)) {
+      const mixed = mixedChainEndLine(profile, x, u, j, m, firstBackwardEnd);
+      floor = later(floor, { v: mixed.v + tail.v, s: mixed.s + tail.s });
+    }
+  }
+  return { valueS: floor.v, linkSteps: floor.s };
+}
+
+/** {@link mixedChainEndS} on the shifted crossings `x`, with the slope of the path attaining it (`u`: 1 where a boundary is on the link). */
+function mixedChainEndLine(profile: RoundTripProfile, x: readonly number[], u: readonly number[], j: number, m: number, firstBackwardEnd: Affine): Affine {
+  const { forwardS: f, backS: b, weightS: w } = profile;
+  const p = f.length;
+  const n = p - j;
+  const longest = Math.min(MIXED_CHAIN_WINDOW, p - j);
+  const windowS = [0];
+  const windowSteps = [0];
+  for (let d = 1; d <= longest; d++) {
+    windowS.push(windowS[d - 1]! + f[j + d - 1]! + b[j + d - 1]! + (d > 1 ? 2 * x[j + d - 2]! : 0));
+    windowSteps.push(windowSteps[d - 1]! + (d > 1 ? 2 * u[j + d - 2]! : 0));
+  }
+  const end: Affine[] = [firstBackwardEnd];
+  for (let i = 1; i < m; i++) {
+    const previous = i - 1;
+    let e: Affine = { v: end[previous]!.v + (previous + n <= m - 1 ? f[j]! : 0) + (previous >= j ? w[j]! : 0) + b[j]!, s: end[previous]!.s };
+    for (let d = 2; d <= Math.min(longest, i); d++) {
+      const from = i - d;
+      if (from + n > m - 1) continue;
+      e = later(e, { v: end[from]!.v + (from >= j ? w[j]! : 0) + windowS[d]!, s: end[from]!.s + windowSteps[d]! });
     }
     end.push(e);
   }
