@@ -3,7 +3,7 @@
  * and capacity-bound.ts as they were before the performance work, with the same later bound
  * changes: ZB-H1's short-pipeline term and 1F1B/ZB-H1's stage floor), split from coefficients.ts.
  */
-import { exposedSyncS } from '../../src/model/pipeline';
+import { exposedSyncS, roundTripFloorS } from '../../src/model/pipeline';
 import { fillLatencyOf, fillStepsOn, stageLinesOf } from '../../src/formulation/stage-floor-coefficients';
 import { busiestReplicaMicrobatches, fewestMicrobatches, type ConfigCoefficients, type LayoutCoefficients } from './coefficients';
 
@@ -37,6 +37,9 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
         const step = (c.dp * crossings * c.sendBytes) / c.linkBytesPerS[link]! + c.linkStepSurplusS[link]!;
         fillSteps = Math.max(fillSteps, fillStepsOn(layout, link) * step);
         linkLineS = Math.max(linkLineS, (k + 1) * step + layout.stageFloor.linkRowFixedS);
+        // Eq. 5.8 with this link's crossings at that step: the profile's crossings shifted.
+        const shifted = { ...layout.roundTrip!, crossS: layout.roundTrip!.crossS.map((x, q) => x + (layout.boundaryLinks![q]!.includes(link) ? step : 0)) };
+        linkLineS = Math.max(linkLineS, roundTripFloorS(shifted, k));
       }
       pipeline = Math.max(k * layout.maxStepS + layout.bubbleS + fillLatencyOf(layout) + fillSteps, linkLineS, stageLinesOf(layout, k));
     }

@@ -51,6 +51,8 @@ export interface LayoutCoefficients {
   readonly stageFloor?: StageFloorCoefficients;
   /** Eq. 5.8's profile at zero link step, with stageFloor (not compared: coefficientDifference skips it). */
   readonly roundTrip?: RoundTripProfile;
+  /** With `roundTrip`: per boundary q (stage q to q + 1), the links its route takes (none inside a site). */
+  readonly boundaryLinks?: readonly (readonly number[])[];
 }
 
 export interface ConfigCoefficients {

@@ -5,7 +5,7 @@
  * bounds (b) and (e) are in capacity-bound.ts and layout-capacity-bound.ts, the ring-pattern bound
  * (d) in ring-pattern-bound.ts.
  */
-import type { ConfigCoefficients } from './coefficients';
+import { roundTripFloorLineOf, type ConfigCoefficients } from './coefficients';
 import { busiestReplicaMicrobatches, fewestMicrobatches } from './microbatch-counts';
 import { exposureOf, largestWindowsS, stageClasses } from './stage-classes';
 import { fillLatencyOf, fillStepsOn, stageLinesOf } from './stage-floor-coefficients';
@@ -34,7 +34,8 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
       const step = (c.dp * crossings * c.sendBytes) / c.linkBytesPerS[link]! + (c.linkStepSurplusS[link] ?? 0);
       linkStep = Math.max(linkStep, step);
       fillSteps = Math.max(fillSteps, fillStepsOn(layout, link) * step);
-      if (layout.stageFloor) linkLineS = Math.max(linkLineS, (k + 1) * step + layout.stageFloor.linkRowFixedS);
+      // Eq. 5.9b, and eq. 5.8 with this link's crossings at that step (the others' at none).
+      if (layout.stageFloor) linkLineS = Math.max(linkLineS, (k + 1) * step + layout.stageFloor.linkRowFixedS, roundTripFloorLineOf(layout, k, link, step).valueS);
     }
     // ZB-H1's short-pipeline gaps shrink as k grows, but never faster than k x maxStep grows: k is the least.
     const shortS = Math.max(0, c.config.pp - k) * layout.shortPipelineGapS;
