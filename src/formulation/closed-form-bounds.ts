@@ -21,6 +21,7 @@ import { fillLatencyOf, fillStepsOn, stageLinesOf } from './stage-floor-coeffici
 export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): number {
   const k = busiestReplicaMicrobatches(c.totalMicrobatches, c.dp, fewestMicrobatches(c.config));
   if (!Number.isFinite(k)) return Infinity;
+  const spanning = spanningBranchS(c, k, pipelineBoundS);
   let oneLayout = Infinity;
   for (const layout of c.layouts) {
     if (!layout.fittingMicrobatches.some((m) => m >= k) || layout.maxReplicas < c.dp) continue;
@@ -29,13 +30,14 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
     let fillSteps = 0;
     // 1F1B and ZB-H1 (eq. 5.9): the stage line charges the crossings before the slowest stage, the link line (k + 1) steps.
     let linkLineS = 0;
+    // Every replica crosses each link: the capacity step plus the link's surplus (eq. 2.1).
+    const steps = new Map<number, number>();
     for (const [link, crossings] of layout.crossingsPerLink) {
-      // Every replica crosses here: the capacity step plus the link's surplus (eq. 2.1).
       const step = (c.dp * crossings * c.sendBytes) / c.linkBytesPerS[link]! + (c.linkStepSurplusS[link] ?? 0);
+      steps.set(link, step);
       linkStep = Math.max(linkStep, step);
       fillSteps = Math.max(fillSteps, fillStepsOn(layout, link) * step);
-      // Eq. 5.9b, and eq. 5.8 with this link's crossings at that step (the others' at none).
-      if (layout.stageFloor) linkLineS = Math.max(linkLineS, (k + 1) * step + layout.stageFloor.linkRowFixedS, roundTripFloorLineOf(layout, k, link, step).valueS);
+      if (layout.stageFloor) linkLineS = Math.max(linkLineS, (k + 1) * step + layout.stageFloor.linkRowFixedS);
     }
     // ZB-H1's short-pipeline gaps shrink as k grows, but never faster than k x maxStep grows: k is the least.
     const shortS = Math.max(0, c.config.pp - k) * layout.shortPipelineGapS;
@@ -49,33 +51,41 @@ export function outerLowerBound(c: ConfigCoefficients, pipelineBoundS: number): 
       const ring = c.ringS(j, site, c.dp, c.dp * layout.gpusPerSite.get(site)! > c.podGpus[site]!);
       exposed = Math.max(exposed, exposureOf(c, ring, layout.backwardWindowS[j]!, layout.forwardWindowS[j]!));
     });
-    oneLayout = Math.min(oneLayout, pipeline + exposed);
+    // Eq. 5.8 with each link's crossings at that step (the others' at none): only raises this
+    // layout's term, so it is taken only where the term is below the least so far.
+    let floorS = 0;
+    if (layout.stageFloor && pipeline + exposed < Math.min(oneLayout, spanning)) {
+      for (const [link, step] of steps) floorS = Math.max(floorS, roundTripFloorLineOf(layout, k, link, step).valueS);
+    }
+    oneLayout = Math.min(oneLayout, Math.max(pipeline, floorS) + exposed);
   }
-  let spanning = Infinity;
+  return Math.min(oneLayout, spanning) + c.optimizerS;
+}
+
+/** The outer bound's branch where some stage spans sites: every placement's pipeline bound plus the least exposed cross-site sync. */
+function spanningBranchS(c: ConfigCoefficients, k: number, pipelineBoundS: number): number {
   // Some replica runs at least k microbatches, so some layout must fit k or more in memory.
   const usable = c.layouts.some((l) => l.fittingMicrobatches.some((m) => m >= k));
   // A spanning stage's ring hop leaves its site over one link: the fastest single link bounds it.
   const widest = Math.max(0, ...c.siteWidestLinkBytesPerS);
-  if (usable && c.siteIncidentBytesPerS.length > 1 && widest > 0 && c.dp > 1) {
-    // Every stage has an in-site ring over at least ceil(dp / sites) replicas somewhere; the stage
-    // that spans also pays the cross-site phase.
-    // A spanning stage's whole class spans over the same ring (stageClasses): its hops carry the
-    // class's bytes, and every stage of the class pays the phase.
-    let leastSpanExposure = Infinity;
-    let inSiteExposure = 0;
-    for (const cls of stageClasses(c)) {
-      const crossS = cls.reduce((sum, j) => sum + c.crossGradientBytes[j]!, 0) / widest + 2 * c.minLinkLatencyS;
-      let classExposure = 0;
-      for (const j of cls) {
-        const [windowB, windowF] = largestWindowsS(c, j);
-        classExposure = Math.max(classExposure, exposureOf(c, c.intraSyncSpreadS[j]! + crossS, windowB, windowF));
-        inSiteExposure = Math.max(inSiteExposure, exposureOf(c, c.intraSyncSpreadS[j]!, windowB, windowF));
-      }
-      leastSpanExposure = Math.min(leastSpanExposure, classExposure);
+  if (!usable || c.siteIncidentBytesPerS.length <= 1 || widest <= 0 || c.dp <= 1) return Infinity;
+  // Every stage has an in-site ring over at least ceil(dp / sites) replicas somewhere; the stage
+  // that spans also pays the cross-site phase.
+  // A spanning stage's whole class spans over the same ring (stageClasses): its hops carry the
+  // class's bytes, and every stage of the class pays the phase.
+  let leastSpanExposure = Infinity;
+  let inSiteExposure = 0;
+  for (const cls of stageClasses(c)) {
+    const crossS = cls.reduce((sum, j) => sum + c.crossGradientBytes[j]!, 0) / widest + 2 * c.minLinkLatencyS;
+    let classExposure = 0;
+    for (const j of cls) {
+      const [windowB, windowF] = largestWindowsS(c, j);
+      classExposure = Math.max(classExposure, exposureOf(c, c.intraSyncSpreadS[j]! + crossS, windowB, windowF));
+      inSiteExposure = Math.max(inSiteExposure, exposureOf(c, c.intraSyncSpreadS[j]!, windowB, windowF));
     }
-    spanning = pipelineBoundS + Math.max(leastSpanExposure, inSiteExposure);
+    leastSpanExposure = Math.min(leastSpanExposure, classExposure);
   }
-  return Math.min(oneLayout, spanning) + c.optimizerS;
+  return pipelineBoundS + Math.max(leastSpanExposure, inSiteExposure);
 }
 
 /**
