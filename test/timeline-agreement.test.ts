@@ -26,6 +26,16 @@ import { smallScenarioArbitrary } from '../bench/random-scenarios';
 import { loadFixture, readPlanFixture } from './helpers/fixtures';
 
 const TOLERANCE = 1e-9;
+/** Random crossings at distinct boundaries of a p-stage chain (the first at each boundary kept), each with its virtual stage. */
+function atDistinctBoundaries<C extends { readonly at: number }>(p: number, crossings: readonly C[]): (C & { readonly virtualStage: number })[] {
+  const seen = new Set<number>();
+  return crossings.filter((c) => p > 1 && !seen.has(c.at % (p - 1)) && seen.add(c.at % (p - 1))).map((c) => ({ ...c, virtualStage: c.at % (p - 1) }));
+}
+
+/** Crossings as the pipeline functions take them: distinct boundaries, latency and link step. */
+const hopsOf = (p: number, crossings: readonly { at: number; latencyS: number; stepS: number }[]) =>
+  atDistinctBoundaries(p, crossings).map(({ virtualStage, latencyS, stepS }) => ({ virtualStage, latencyS, stepS }));
+
 let backends: MipBackend[];
 beforeAll(() => { backends = defaultBackends(); });
 afterAll(async () => { await Promise.all(backends.map((b) => b.close())); });
@@ -63,9 +73,7 @@ describe('the span evaluate computes', () => {
       const m = fewestScheduleMicrobatches(schedule, p) + extra;
       if (scheduleMicrobatchProblem(schedule, m, p) !== undefined) return; // a count the schedule cannot run (interleaved-zb's rounds)
       const chain = p * v;
-      const seen = new Set<number>();
-      const hops = chain < 2 ? [] : crossings.filter((c) => !seen.has(c.at % (chain - 1)) && seen.add(c.at % (chain - 1)))
-        .map((c) => ({ virtualStage: c.at % (chain - 1), latencyS: c.latencyS, stepS: c.stepS }));
+      const hops = hopsOf(chain, crossings);
       const forwardS = steps.map((x) => x * forwardShare);
       const inputs = { schedule, virtualStages: v, microbatches: m, forwardS, backwardS: steps.map((x, j) => x - forwardS[j]!), hops };
       expect(pipelineSpanS(inputs)).toBe(simulateSchedule(inputs).spanS);
@@ -86,9 +94,7 @@ describe('round-trip floor (eq. 5.8)', () => {
   it('is never above the op-by-op span (the bound the planner\'s MIP rows rely on)', () => {
     fc.assert(fc.property(floorCase, ({ schedule, steps, forwardShare, m, crossings }) => {
       const forwardS = steps.map((s) => s * forwardShare);
-      const seen = new Set<number>();
-      const hops = crossings.filter((c) => steps.length > 1 && !seen.has(c.at % (steps.length - 1)) && seen.add(c.at % (steps.length - 1)))
-        .map((c) => ({ virtualStage: c.at % (steps.length - 1), latencyS: c.latencyS, stepS: c.stepS }));
+      const hops = hopsOf(steps.length, crossings);
       const plan = { schedule, virtualStages: 1 };
       const spanS = simulateSchedule({ schedule, virtualStages: 1, microbatches: m, forwardS, backwardS: steps.map((s, j) => s - forwardS[j]!), hops }).spanS;
       expect(roundTripFloorS(roundTripProfile(steps, forwardS, plan, hops), m)).toBeLessThanOrEqual(spanS * (1 + 1e-12));
@@ -107,9 +113,7 @@ describe('round-trip floor (eq. 5.8)', () => {
     });
     fc.assert(fc.property(lineCase, ({ schedule, steps, forwardShare, m, crossings, atStepS, otherStepsS }) => {
       const forwardS = steps.map((s) => s * forwardShare);
-      const seen = new Set<number>();
-      const hops = crossings.filter((c) => !seen.has(c.at % (steps.length - 1)) && seen.add(c.at % (steps.length - 1)))
-        .map((c) => ({ virtualStage: c.at % (steps.length - 1), latencyS: c.latencyS, onLink: c.onLink }));
+      const hops = atDistinctBoundaries(steps.length, crossings);
       const plan = { schedule, virtualStages: 1 };
       const onLink = steps.slice(1).map((_, q) => hops.some((h) => h.virtualStage === q && h.onLink));
       const atZero = roundTripProfile(steps, forwardS, plan, hops.map((h) => ({ virtualStage: h.virtualStage, latencyS: h.latencyS, stepS: 0 })));
@@ -159,12 +163,6 @@ describe('stage floor (eq. 5.9)', () => {
   });
   const spanOf = (schedule: '1f1b' | 'zb-h1', steps: readonly number[], forwardS: readonly number[], m: number, hops: readonly { virtualStage: number; latencyS: number; stepS: number }[]) =>
     simulateSchedule({ schedule, virtualStages: 1, microbatches: m, forwardS, backwardS: steps.map((s, j) => s - forwardS[j]!), hops }).spanS;
-  const hopsOf = (p: number, crossings: readonly { at: number; latencyS: number; stepS: number }[]) => {
-    const seen = new Set<number>();
-    return crossings.filter((c) => p > 1 && !seen.has(c.at % (p - 1)) && seen.add(c.at % (p - 1)))
-      .map((c) => ({ virtualStage: c.at % (p - 1), latencyS: c.latencyS, stepS: c.stepS }));
-  };
-
   it('is never above the op-by-op span, per stage forward share, with crossings', () => {
     fc.assert(fc.property(stageCase, ({ schedule, steps, shares, m, crossings }) => {
       const forwardS = steps.map((s, j) => s * shares[j]!);

@@ -265,7 +265,7 @@ export function computeCoefficients(
     return {
       layout: shape.layout, maxStepS: shape.maxStepS, bubbleS: shape.bubbleS, shortPipelineGapS: shape.shortPipelineGapS, crossingsPerLink: shape.crossingsPerLink, crossings: shape.crossings,
       crossingLatencyS: shape.crossingLatencyS, gpusPerSite: shape.gpusPerSite, maxReplicas: shape.maxReplicas,
-      fittingMicrobatches: fits, backwardWindowS: shape.backwardWindowS, forwardWindowS: shape.forwardWindowS, ...(shape.roundTrip ? { roundTrip: shape.roundTrip, ...(shape.boundaryLinks ? { boundaryLinks: shape.boundaryLinks } : {}) } : {}),
+      fittingMicrobatches: fits, backwardWindowS: shape.backwardWindowS, forwardWindowS: shape.forwardWindowS, ...(shape.roundTrip ? { roundTrip: shape.roundTrip, boundaryLinks: shape.boundaryLinks ?? [] } : {}),
       ...(shape.stageFloor ? { stageFloor: shape.stageFloor } : {}),
     };
   });

@@ -149,6 +149,9 @@ const later = (a: Affine, b: Affine): Affine => (b.v > a.v || (b.v === a.v && b.
  * {@link roundTripFloorS} of `profile` with `atStepS` added to each boundary q where `onLink[q]`,
  * and the slope in that step of the chain attaining it (the same chains, the same order of
  * operations: its value equals roundTripFloorS of the shifted profile, test/timeline-agreement.test.ts).
+ * Kept beside roundTripFloorS rather than under it: carrying a slope through every chain takes
+ * 2-3x its time (p 4-32), and the cost model's evaluations call that one; only the MIP's tangent
+ * rows and the outer bound need the slope.
  */
 export function roundTripFloorLine(profile: RoundTripProfile | undefined, microbatches: number, onLink: readonly boolean[], atStepS: number): FloorLine {
   if (!profile || microbatches < 1) return { valueS: 0, linkSteps: 0 };
