@@ -11,7 +11,7 @@ import { checkMipPlan } from '../independent-check';
 import type { MipSolution } from '../mip-backend';
 import { polishPlacement, type PolishResult } from '../placement-polish';
 import { consider } from './consider';
-import { greedyOf, raiseBound, tally, type SearchState } from './state';
+import { greedyOf, raiseBound, tally, threshold, type SearchState } from './state';
 
 /** Share of the search's elapsed time that placement polishing may take. */
 const POLISH_SHARE = 0.2;
@@ -59,9 +59,15 @@ export function noneFaster(state: SearchState, i: number, fasterThanS: number): 
   else { raiseBound(state, i, Infinity, 'threshold'); tally(state.reasons, 'no placement fits the GPUs and the batch'); }
 }
 
-/** Placements no faster than the incumbent are of no use to a MIP: the solver prunes by it (§4, step 4). */
+/**
+ * Placements no faster than the pruning threshold (the incumbent less the target gap) are of no
+ * use to a MIP: the solver prunes by it (§4, step 4), and a MIP with nothing below it ends
+ * 'infeasible', which is the prune. A placement between the threshold and the incumbent would
+ * improve the plan by less than the gap the search proves anyway.
+ */
 export function cutoffFor(state: SearchState, placement: PlacementMip): number | undefined {
-  return state.incumbent ? incumbentObjectiveCutoff(placement, state.incumbent.evaluation.predicted.iterationTimeS) : undefined;
+  const t = threshold(state);
+  return state.incumbent && Number.isFinite(t) ? incumbentObjectiveCutoff(placement, t) : undefined;
 }
 
 /** The greedy placement of candidate i, polished on the cost model, as a heuristic plan. */
