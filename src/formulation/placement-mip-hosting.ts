@@ -8,6 +8,7 @@ import type { ConfigCoefficients } from './coefficients';
 import { choicesPlacing, replicasSiteCanHold, type Columns } from './placement-mip-replicas';
 import type { Scenario } from '../model/scenario';
 import { routeLatencyS } from '../model/cross-site';
+import { popcount, ringLoadTable } from './ring-pattern-tables';
 
 /** F7-F9: hosts[class,site] (binary), spans[class] (binary) and in_ring[class,site]. */
 export function addHostingRows(cols: Columns, scenario: Scenario, c: ConfigCoefficients, classes: readonly number[][]) {
@@ -49,11 +50,14 @@ export function addCrossSiteSyncRows(cols: Columns, scenario: Scenario, c: Confi
   const totalCross = c.crossGradientBytes.reduce((a, x) => a + x, 0);
   const narrowest = Math.min(...incident.filter((bw) => bw > 0));
   if (!Number.isFinite(narrowest)) return undefined;
+  const routed = routedRingTerms(cols, scenario, c, classes);
   // The most any row below asks of C: a ring over k sites sends 2(k - 1)/k < 2 times the bytes
-  // (F10 rows), and one class's bytes over a site's widest link (one-link rows).
+  // (F10 rows), one class's bytes over a site's widest link (one-link rows), and every class's
+  // most loaded hosting on a link direction (F10e).
   const slowestWidest = Math.min(...c.siteWidestLinkBytesPerS.filter((bw) => bw > 0));
-  const maxS = Math.max((2 * totalCross) / narrowest, totalCross / slowestWidest);
+  const maxS = Math.max((2 * totalCross) / narrowest, totalCross / slowestWidest, routed?.maxS ?? 0);
   const column = b.addColumn('cross_site_sync_s', 0, maxS);
+  if (routed) addRoutedRingRows(cols, routed, hosted, column);
   const share = ringShareColumns(cols, scenario, participates, hosted);
   scenario.sites.forEach((site, s) => {
     if (incident[s] === 0) return;
@@ -72,6 +76,76 @@ export function addCrossSiteSyncRows(cols: Columns, scenario: Scenario, c: Confi
     });
   });
   return { column, maxS };
+}
+
+/** Columns of F10e beyond which its rows are left out (classes x spanning site subsets). */
+const ROUTED_RING_SUBSET_BUDGET = 256;
+
+/** F10e's data: per class, the spanning site subsets it can be hosted by, and their loads per link direction in seconds. */
+interface RoutedRingTerms {
+  /** For each class, its subsets (bit masks) with each direction's seconds when exactly those sites host it. */
+  readonly subsets: readonly (readonly { readonly mask: number; readonly directionS: Float64Array }[])[];
+  readonly directions: number;
+  readonly maxS: number;
+}
+
+/**
+ * F10e's coefficients: a class hosted by exactly the sites H (two or more) rings its gradients over
+ * them in index order on the cost model's routes (ringLoadTable: bytes per class byte on each link
+ * direction), so each direction carries bytes_class x load_H[d], at best at the link's usable
+ * bandwidth. Only subsets every site of which some choice lets host the class; undefined with fewer
+ * than three sites (two sites: F10 is already exact) or past the budget.
+ */
+function routedRingTerms(cols: Columns, scenario: Scenario, c: ConfigCoefficients, classes: readonly number[][]): RoutedRingTerms | undefined {
+  const siteCount = scenario.sites.length;
+  if (siteCount < 3) return undefined;
+  const canHost = classes.map((cls) => scenario.sites.reduce((mask, site) => (choicesPlacing(cols.choices, cls, site.index).length > 0 ? mask | (1 << site.index) : mask), 0));
+  const spanning = canHost.map((mask) => {
+    const masks: number[] = [];
+    for (let h = mask; h > 0; h = (h - 1) & mask) if (popcount(h) >= 2) masks.push(h);
+    return masks;
+  });
+  if (spanning.reduce((sum, masks) => sum + masks.length, 0) > ROUTED_RING_SUBSET_BUDGET) return undefined;
+  const table = ringLoadTable(scenario, siteCount);
+  const directions = 2 * scenario.links.length;
+  const perDirectionMaxS = new Float64Array(directions);
+  const subsets = classes.map((cls, ci) => {
+    const bytes = cls.reduce((sum, j) => sum + c.crossGradientBytes[j]!, 0);
+    const classMaxS = new Float64Array(directions);
+    const entries = spanning[ci]!.map((mask) => {
+      const load = table.perDirection[mask]!;
+      const directionS = Float64Array.from(load, (perByte, d) => (perByte * bytes) / c.linkBytesPerS[d >> 1]!);
+      directionS.forEach((t, d) => { classMaxS[d] = Math.max(classMaxS[d]!, t); });
+      return { mask, directionS };
+    });
+    classMaxS.forEach((t, d) => { perDirectionMaxS[d]! += t; });
+    return entries;
+  });
+  return { subsets, directions, maxS: Math.max(0, ...perDirectionMaxS) };
+}
+
+/**
+ * F10e: x[class,H] >= sum_{s in H} hosts[class,s] - sum_{s not in H} hosts[class,s] - (|H| - 1), which
+ * is 1 when H is exactly the class's hosting and at most 0 otherwise (x in [0, 1], pushed down by
+ * every row it is in), and for each link direction d, C >= sum over classes and H of
+ * x[class,H] x bytes_class x load_H[d] / bandwidth: the cost model's busiest direction of the
+ * cross-site phase, where F10 spreads a site's bytes over all of its links.
+ */
+function addRoutedRingRows(cols: Columns, routed: RoutedRingTerms, hosted: readonly (readonly number[])[], column: number): void {
+  const { b } = cols;
+  const byDirection: (readonly [number, number])[][] = Array.from({ length: routed.directions }, () => []);
+  routed.subsets.forEach((entries, ci) => {
+    const h = hosted[ci]!;
+    for (const { mask, directionS } of entries) {
+      if (!directionS.some((t) => t > 0)) continue;
+      const x = b.addColumn(`hosted_exactly[class${ci},${mask}]`, 0, 1);
+      b.addRow(`hosted_exactly_link[class${ci},${mask}]`, [[x, 1], ...h.map((col, s) => [col, mask & (1 << s) ? -1 : 1] as const)], 1 - popcount(mask), Infinity);
+      directionS.forEach((t, d) => { if (t > 0) byDirection[d]!.push([x, -t]); });
+    }
+  });
+  byDirection.forEach((terms, d) => {
+    if (terms.length > 0) b.addRow(`cross_site_sync_routed[link${d >> 1},${d & 1 ? 'b->a' : 'a->b'}]`, [[column, 1], ...terms], 0, Infinity);
+  });
 }
 
 /**
