@@ -1,8 +1,9 @@
 /**
- * The placement MIP's hosting and cross-site sync rows (docs/formulation.md §3, F7-F10b): which
+ * The placement MIP's hosting and cross-site sync rows (docs/formulation.md §3, F7-F10e): which
  * sites host each stage class (F7), whether it spans sites (F8), ring membership (F9), the
- * cross-site phase's bytes over bandwidth C (F10) with each site's share of a ring (F10d), and
- * its hop latencies Λ (F10b).
+ * cross-site phase's bytes over bandwidth C (F10) with each site's share of a ring (F10d) and,
+ * with three or more sites, each link direction's load as the cost model routes the ring (F10e),
+ * and its hop latencies Λ (F10b).
  */
 import type { ConfigCoefficients } from './coefficients';
 import { choicesPlacing, replicasSiteCanHold, type Columns } from './placement-mip-replicas';

@@ -6,7 +6,7 @@
  * - placement-mip-replicas.ts: replica columns, count, batch, GPUs, usage, link steps and
  *   pipeline time (F0-F6);
  * - placement-mip-hosting.ts: hosting, spanning, ring membership and the cross-site phase
- *   (F7-F10b);
+ *   (F7-F10e);
  * - placement-mip-in-site.ts: pods, replica-count thresholds and in-site rings (F12-F14b);
  * - placement-mip-exposure.ts: the exposed sync E and each window class's own tail (F11, F11b);
  * - gpu-budget.ts: at most a number of GPUs or an hourly price (F15), with a budget.
