@@ -81,6 +81,14 @@ export function addCrossSiteSyncRows(cols: Columns, scenario: Scenario, c: Confi
 
 /** Columns of F10e beyond which its rows are left out (classes x spanning site subsets). */
 const ROUTED_RING_SUBSET_BUDGET = 256;
+/**
+ * (Layout, microbatch) choices beyond which F10e is left out: on the 4-site DeepSeek-V3 bench row
+ * the rows made its 264-choice MIPs return far fewer placements within their time (6-7 of 8
+ * answers without one, against 2-3 of 7), and the plan those placements lead to was lost (gap
+ * 4.74% -> 6.30-8.04%; 4.93% with this limit). The random scenarios' F10e gains come from MIPs of
+ * at most 154 choices.
+ */
+const ROUTED_RING_MAX_CHOICES = 200;
 
 /** F10e's data: per class, the spanning site subsets it can be hosted by, and their loads per link direction in seconds. */
 interface RoutedRingTerms {
@@ -95,11 +103,12 @@ interface RoutedRingTerms {
  * them in index order on the cost model's routes (ringLoadTable: bytes per class byte on each link
  * direction), so each direction carries bytes_class x load_H[d], at best at the link's usable
  * bandwidth. Only subsets every site of which some choice lets host the class; undefined with fewer
- * than three sites (two sites: F10 is already exact) or past the budget.
+ * than three sites (two sites: F10 is already exact), past the budget or on a MIP of more than
+ * ROUTED_RING_MAX_CHOICES choices.
  */
 function routedRingTerms(cols: Columns, scenario: Scenario, c: ConfigCoefficients, classes: readonly number[][]): RoutedRingTerms | undefined {
   const siteCount = scenario.sites.length;
-  if (siteCount < 3) return undefined;
+  if (siteCount < 3 || cols.choices.length > ROUTED_RING_MAX_CHOICES) return undefined;
   const canHost = classes.map((cls) => scenario.sites.reduce((mask, site) => (choicesPlacing(cols.choices, cls, site.index).length > 0 ? mask | (1 << site.index) : mask), 0));
   const spanning = canHost.map((mask) => {
     const masks: number[] = [];
