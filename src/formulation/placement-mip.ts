@@ -52,14 +52,14 @@ export function provenIterationBoundS(placement: PlacementMip, dualBoundS: numbe
 }
 
 /**
- * The objective at or above which no placement of this MIP can be faster than `incumbentS` (the
- * search passes its pruning threshold, the incumbent less the gap): a placement's T is at most its
+ * The objective at or above which no placement of this MIP can be faster than `fasterThanS` (the
+ * search's pruning threshold, the incumbent less the gap): a placement's T is at most its
  * cost-model time (the MIP is a relaxation), and its objective adds at most the tie-break
  * allowance; twice the solver's tolerance on top. So when a solver given this cutoff finds
- * nothing, every placement of the MIP takes at least `incumbentS`.
+ * nothing, every placement of the MIP takes at least `fasterThanS`.
  */
-export function incumbentObjectiveCutoff(placement: PlacementMip, incumbentS: number): number {
-  return incumbentS + placement.tieBreakAllowanceS + 2 * SOLVER_TOLERANCE_S * Math.max(1, Math.abs(incumbentS));
+export function objectiveCutoff(placement: PlacementMip, fasterThanS: number): number {
+  return fasterThanS + placement.tieBreakAllowanceS + 2 * SOLVER_TOLERANCE_S * Math.max(1, Math.abs(fasterThanS));
 }
 
 /**

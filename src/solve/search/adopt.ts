@@ -4,7 +4,7 @@
  * candidate; and the polished greedy placement that may stand in for a MIP.
  */
 import { planOfGroups, type ConfigCoefficients, type LayoutGroup } from '../../formulation/coefficients';
-import { incumbentObjectiveCutoff, provenIterationBoundS, type PlacementMip } from '../../formulation/placement-mip';
+import { objectiveCutoff, provenIterationBoundS, type PlacementMip } from '../../formulation/placement-mip';
 import { evaluateLayout } from '../../model/evaluate';
 import { layOutPlan } from '../../model/placement';
 import { checkMipPlan } from '../independent-check';
@@ -66,8 +66,7 @@ export function noneFaster(state: SearchState, i: number, fasterThanS: number): 
  * improve the plan by less than the gap the search proves anyway.
  */
 export function cutoffFor(state: SearchState, placement: PlacementMip): number | undefined {
-  const t = threshold(state);
-  return state.incumbent && Number.isFinite(t) ? incumbentObjectiveCutoff(placement, t) : undefined;
+  return state.incumbent ? objectiveCutoff(placement, threshold(state)) : undefined;
 }
 
 /** The greedy placement of candidate i, polished on the cost model, as a heuristic plan. */
