@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { groupPipelines } from '../src/model/critical-group';
 import { evaluate, evaluateLayout } from '../src/model/evaluate';
 import { fewestScheduleMicrobatches, pipelineWithHopsS, roundTripFloorS, roundTripProfile, scheduleMicrobatchProblem } from '../src/model/pipeline';
-import { roundTripFloorLine } from '../src/model/pipeline-round-trip';
+import { roundTripFloorAtLeastS, roundTripFloorLine } from '../src/model/pipeline-round-trip';
 import { pipelineSpanS } from '../src/model/pipeline-span';
 import { hasStageFloor, roundTripLineS, stageFloorAtLeastS, stageFloorFluidBubbleS, stageFloorS, stageFloorTerms } from '../src/model/pipeline-stage-floor';
 import { simulateSchedule } from '../src/model/pipeline-timeline';
@@ -99,6 +99,33 @@ describe('round-trip floor (eq. 5.8)', () => {
       const spanS = simulateSchedule({ schedule, virtualStages: 1, microbatches: m, forwardS, backwardS: steps.map((s, j) => s - forwardS[j]!), hops }).spanS;
       expect(roundTripFloorS(roundTripProfile(steps, forwardS, plan, hops), m)).toBeLessThanOrEqual(spanS * (1 + 1e-12));
     }), { numRuns: Number(process.env['PROPERTY_RUNS'] ?? 2000) });
+  });
+
+  it('for a count known from below: at most the span of every larger count, and non-decreasing in the count', () => {
+    // Stages of very unequal times make the chain with the most windows fall when a count adds one.
+    const atLeastCase = fc.record({
+      schedule: fc.constantFrom('1f1b' as const, 'zb-h1' as const),
+      steps: fc.array(fc.double({ min: 0.05, max: 3, noNaN: true }), { minLength: 1, maxLength: 10 }),
+      forwardShare: fc.double({ min: 0.2, max: 0.45, noNaN: true }),
+      k: fc.integer({ min: 1, max: 30 }),
+      more: fc.integer({ min: 0, max: 12 }),
+      crossings: fc.array(fc.record({ at: fc.nat(), latencyS: fc.double({ min: 0, max: 1, noNaN: true }), stepS: fc.double({ min: 0, max: 1, noNaN: true }) }), { maxLength: 4 }),
+    });
+    fc.assert(fc.property(atLeastCase, ({ schedule, steps, forwardShare, k, more, crossings }) => {
+      const forwardS = steps.map((s) => s * forwardShare);
+      const hops = hopsOf(steps.length, crossings);
+      const profile = roundTripProfile(steps, forwardS, { schedule, virtualStages: 1 }, hops);
+      const atLeastS = roundTripFloorAtLeastS(profile, k);
+      const m = k + more;
+      const spanS = simulateSchedule({ schedule, virtualStages: 1, microbatches: m, forwardS, backwardS: steps.map((s, j) => s - forwardS[j]!), hops }).spanS;
+      expect(atLeastS).toBeLessThanOrEqual(spanS * (1 + 1e-12));
+      expect(roundTripFloorAtLeastS(profile, m)).toBeGreaterThanOrEqual(atLeastS * (1 - 1e-12));
+    }), { numRuns: Number(process.env['PROPERTY_RUNS'] ?? 2000) });
+    // On equal stages without crossings it is eq. 5.1 (m x step + the fill and drain), as the floor is.
+    const f = [0.3, 0.3, 0.3, 0.3];
+    const profile = roundTripProfile([1, 1, 1, 1], f, { schedule: '1f1b', virtualStages: 1 }, []);
+    expect(roundTripFloorAtLeastS(profile, 16)).toBeCloseTo(roundTripFloorS(profile, 16), 12);
+    expect(roundTripFloorAtLeastS(profile, 16)).toBeCloseTo(16 + 3, 12);
   });
 
   it('as a line in one link\'s step: its value is the floor there, and it stays under the floor and the span at every other step', () => {

@@ -4,6 +4,7 @@
  * rows. The ring-pattern bound (ring-pattern-bound.ts) adds it to hostings whose classes make
  * replicas change site, so that avoiding every cross-site ring by splitting replicas is not free.
  */
+import { roundTripFloorAtLeastS } from '../model/pipeline-round-trip';
 import type { ConfigCoefficients } from './coefficients';
 import { busiestReplicaMicrobatches, fewestMicrobatches } from './microbatch-counts';
 
@@ -98,4 +99,78 @@ export function crossingFloorOf(c: ConfigCoefficients, linkCount: number): (chan
     const rowS = (1 + fillStepsOf(1)) * ((changing * c.sendBytes) / endsS) + leastFixedS;
     return Math.max(balancedS((leastCrossings * c.sendBytes) / totalBytesPerS), balancedS(c.sendBytes / endsS), rowS);
   };
+}
+
+/** A split layout's stage sites and its round-trip floor as a function of the replicas that change site. */
+export interface SplitLayoutFloor {
+  readonly stageSite: readonly number[];
+  readonly floorS: (changing: number) => number;
+}
+
+/**
+ * The pipeline phase of the busiest replica through eq. 5.8 when `changing` replicas are split
+ * (docs/formulation.md §4, step 3(d)), with one link, per split layout of 1F1B or ZB-H1: a split
+ * replica of m microbatches takes at least {@link roundTripFloorAtLeastS} at the layout's stage
+ * times with every crossing taking its latency and the link step of all `changing` split replicas'
+ * sends (each crossing the link at least the fewest times a split layout does, F5). With s >=
+ * changing split replicas, the busiest of them running m, the whole ones (dp - s, if any) carry at
+ * least M - s m, so the busiest whole replica takes at least (M - s m) / (dp - s) x the least whole
+ * step + the least whole bubble (as the crossing floor's balance). For m >= M / dp that is at most
+ * m and the split replica's floor at ceil(M / dp) bounds the phase; for m < M / dp the whole load
+ * grows with s, so s = changing is the least, and the floor is the least over m of the larger of
+ * the two (rising and falling in m: found by bisection). When every replica is split (or no whole
+ * layout fits) the busiest split replica runs at least the busiest replica's share. A replica of a
+ * hosting that makes `changing` replicas change site uses one of the split layouts whose stages
+ * sit on sites hosting their classes, so the least of those floors bounds the phase. Empty with
+ * several links (which link a crossing takes, and so its step, depends on the placement) or
+ * without a profile.
+ */
+export function splitRoundTripFloors(c: ConfigCoefficients, linkCount: number): SplitLayoutFloor[] {
+  if (linkCount !== 1) return [];
+  const split = c.layouts.filter((l) => l.crossings > 0 && l.roundTrip !== undefined);
+  if (split.length === 0) return [];
+  const leastCrossings = Math.min(...split.map((l) => l.crossingsPerLink.get(0) ?? 0));
+  let leastWholeStepS = Infinity;
+  let leastWholeBubbleS = Infinity;
+  for (const l of c.layouts) {
+    if (l.crossings > 0 || l.fittingMicrobatches.length === 0) continue;
+    leastWholeStepS = Math.min(leastWholeStepS, l.maxStepS);
+    leastWholeBubbleS = Math.min(leastWholeBubbleS, l.bubbleS);
+  }
+  const M = c.totalMicrobatches;
+  const fewest = fewestMicrobatches(c.config);
+  const busiestK = busiestReplicaMicrobatches(M, c.dp, fewest);
+  const evenK = Math.max(fewest, Math.ceil(M / c.dp - 1e-9));
+  const bytesPerS = c.linkBytesPerS[0]!;
+  return split.map(({ layout, roundTrip }) => {
+    const cache = new Map<number, number>();
+    const stageSite = layout.stageSite;
+    const floorS = (changing: number): number => {
+      let value = cache.get(changing);
+      if (value !== undefined) return value;
+      const stepS = (changing * leastCrossings * c.sendBytes) / bytesPerS;
+      const profile = { ...roundTrip!, crossS: roundTrip!.crossS.map((x, q) => (stageSite[q] !== stageSite[q + 1] ? x + stepS : x)) };
+      const splitS = (m: number): number => roundTripFloorAtLeastS(profile, m);
+      if (changing >= c.dp * (1 - 1e-9) || !Number.isFinite(leastWholeStepS)) {
+        value = Number.isFinite(busiestK) ? splitS(busiestK) : -Infinity;
+      } else {
+        const wholeS = (m: number): number => ((M - changing * m) / (c.dp - changing)) * leastWholeStepS + leastWholeBubbleS;
+        // The least m in [fewest, evenK] with splitS(m) >= wholeS(m) (splitS rises, wholeS falls);
+        // the least of max(splitS, wholeS) is there or one below it.
+        let low = fewest;
+        let high = evenK;
+        while (low < high) {
+          const mid = Math.floor((low + high) / 2);
+          if (splitS(mid) >= wholeS(mid)) high = mid; else low = mid + 1;
+        }
+        // m >= low: the split floor, rising; m < low: the whole replicas' floor, falling.
+        value = splitS(evenK);
+        if (low < evenK) value = Math.min(value, splitS(low));
+        if (low > fewest) value = Math.min(value, wholeS(low - 1));
+      }
+      cache.set(changing, value);
+      return value;
+    };
+    return { stageSite, floorS };
+  });
 }

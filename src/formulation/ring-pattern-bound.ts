@@ -25,12 +25,15 @@
  * A hosting whose classes make n replicas change site also makes them cross links every
  * microbatch (F5, F6's link rows): {@link crossingFloorOf} lifts such a hosting's pipeline term to
  * what n split replicas take at least, so that hostings which avoid the cross-site ring by
- * splitting every replica (each class on one site) are not free.
+ * splitting every replica (each class on one site) are not free. With one link, a complete
+ * hosting's split replicas also pay eq. 5.8's round trips through a split layout it allows
+ * ({@link splitRoundTripFloors}): one per window of in-flight microbatches, where the crossing
+ * floor charges one in all.
  */
 import { exposedSyncS } from '../model/pipeline';
 import type { Scenario } from '../model/scenario';
 import type { ConfigCoefficients } from './coefficients';
-import { crossingFloorOf } from './crossing-floor';
+import { crossingFloorOf, splitRoundTripFloors } from './crossing-floor';
 import { busiestSiteReplicas, popcount, ringLoadTable } from './ring-pattern-tables';
 import { largestWindowsS, stageClasses, undominatedStages } from './stage-classes';
 
@@ -65,8 +68,14 @@ export interface RingPattern {
   readonly leastHosting?: { readonly firstClassSites: number; readonly lastClassSites: number };
 }
 
-/** The ring-pattern bound, with where a least hosting puts the pipeline's first and last classes. */
-export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, siteGpus: readonly number[], pipelineBoundS: number, nodeBudget = nodeBudgetFor(siteGpus.length)): RingPattern {
+/**
+ * The ring-pattern bound, with where a least hosting puts the pipeline's first and last classes.
+ * `splitRoundTrips` false leaves out the split replicas' round trips (eq. 5.8) and keeps the
+ * crossing floor alone, to show what they add (test/bounds-per-candidate.test.ts).
+ */
+export function ringPatternSearch(
+  scenario: Scenario, c: ConfigCoefficients, siteGpus: readonly number[], pipelineBoundS: number, nodeBudget = nodeBudgetFor(siteGpus.length), splitRoundTrips = true,
+): RingPattern {
   const siteCount = siteGpus.length;
   if (siteCount < 2 || siteCount > MAX_SITES || scenario.links.length === 0 || c.layouts.length === 0) return { boundS: -Infinity };
   const classes = stageClasses(c).map((stages) => [...stages].sort((a, b) => a - b));
@@ -239,6 +248,19 @@ export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, sit
   });
   const crossingFloor = crossingFloorOf(c, linkCount);
   const crossingExcessS = (changing: number, endBytesPerS: number): number => Math.max(0, crossingFloor(changing, endBytesPerS) - pipelineBoundS);
+  // At a complete hosting, the busiest split replica's round trips (eq. 5.8) through a split
+  // layout whose stages sit on sites hosting their classes (crossing-floor.ts).
+  const splitFloors = splitRoundTrips ? splitRoundTripFloors(c, linkCount) : [];
+  const splitExcessS = (changing: number): number => {
+    if (changing <= 1e-9 || splitFloors.length === 0) return 0;
+    let least = Infinity;
+    for (const { stageSite, floorS } of splitFloors) {
+      let hosted = true;
+      for (let j = 0; j < stageSite.length && hosted; j++) hosted = (hosting[classOfStage[j]!]! & (1 << stageSite[j]!)) !== 0;
+      if (hosted) least = Math.min(least, floorS(changing));
+    }
+    return Number.isFinite(least) ? Math.max(0, least - pipelineBoundS) : 0;
+  };
   const search = (i: number, code: number, mostSites: number, hopLatencyS: number): boolean => {
     if (++nodes > nodeBudget) return false;
     const here = i * siteCount;
@@ -246,8 +268,9 @@ export function ringPatternSearch(scenario: Scenario, c: ConfigCoefficients, sit
     if (i === classCount) {
       // A site hosted to the end from the start must be able to host every class.
       for (let s = 0; s < siteCount; s++) if (phaseOf(code, s) === Phase.Prefix && !hostsAll[s]) return true;
+      const changing = changesUpTo[classCount - 1]!;
       const exposedS = exposedSoFar(classCount, mostSites, hopLatencyS)
-        + crossingExcessS(changesUpTo[classCount - 1]!, Math.min(touchingBytesPerS[hosting[0]!]!, touchingBytesPerS[hosting[classCount - 1]!]!));
+        + Math.max(crossingExcessS(changing, Math.min(touchingBytesPerS[hosting[0]!]!, touchingBytesPerS[hosting[classCount - 1]!]!)), splitExcessS(changing));
       if (exposedS < best) { best = exposedS; leastHosting = { firstClassSites: hosting[0]!, lastClassSites: hosting[classCount - 1]! }; }
       return true;
     }

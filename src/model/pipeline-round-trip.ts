@@ -53,34 +53,80 @@ export function roundTripProfile(
  */
 export function roundTripFloorS(profile: RoundTripProfile | undefined, microbatches: number): number {
   if (!profile || microbatches < 1) return 0;
-  const { forwardS: f, backS: b, weightS: w, crossS: x } = profile;
+  const { forwardS: f, backS: b, crossS: x } = profile;
   const p = f.length;
   const m = microbatches;
   // Prefix sums: stage s in [0, j) and boundary q in [0, j).
-  const F = prefixSums(f);
-  const B = prefixSums(b);
-  const X = prefixSums(x);
-  const stage0WeightS = w[0] ?? 0;
+  const sums: ChainSums = { F: prefixSums(f), B: prefixSums(b), X: prefixSums(x) };
   let floorS = 0;
   for (let j = 0; j < p; j++) {
-    const n = p - j;
-    const fillS = F[j]! + X[j]!;
-    const drainS = B[j]! + X[j]! + stage0WeightS;
-    const firstBackwardEndS = fillS + (F[p]! - F[j]!) + (B[p]! - B[j]!) + 2 * (X[p - 1]! - X[j]!);
-    const tailS = Math.max(drainS, Math.min(m, j + 1) * w[j]!);
-    for (let k = j; k < p; k++) {
-      const d = k - j + 1;
-      const windowS = (F[k + 1]! - F[j]!) + (B[k + 1]! - B[j]!) + 2 * (X[k]! - X[j]!);
-      const steps = m - 1 >= n ? Math.floor((m - 1 - n) / d) + 1 : 0;
-      const last = steps * d;
-      const stepWeightsS = (steps - Math.min(steps, Math.ceil(j / d))) * w[j]!;
-      const chainEndS = firstBackwardEndS + steps * windowS + stepWeightsS;
-      // Stage j's ops between B(last) and B(m - 1): backwards, forwards from F(last + n), Ws from W(last - j).
-      const betweenS = (m - 1 - last) * b[j]! + Math.max(0, m - last - n) * f[j]! + Math.max(0, m - 1 - j - Math.max(last - j, 0)) * w[j]!;
-      floorS = Math.max(floorS, chainEndS + betweenS + tailS);
-    }
+    const { firstBackwardEndS, tailS } = stageEnds(profile, sums, j, m);
+    for (let k = j; k < p; k++) floorS = Math.max(floorS, singleChainS(profile, sums, j, k, m, firstBackwardEndS, mostWindows(p, j, k, m)) + tailS);
     if (x.slice(j, j + MIXED_CHAIN_WINDOW - 1).some((cross) => cross > 0)) {
       floorS = Math.max(floorS, mixedChainEndS(profile, j, m, firstBackwardEndS) + tailS);
+    }
+  }
+  return floorS;
+}
+
+/** Prefix sums of a profile's forwards, backwards and crossings. */
+interface ChainSums { readonly F: readonly number[]; readonly B: readonly number[]; readonly X: readonly number[] }
+
+/** Eq. 5.8 at stage j: the end of its first backward (fill, then a round trip through every later stage and crossing) and the tail after its last. */
+function stageEnds(profile: RoundTripProfile, { F, B, X }: ChainSums, j: number, m: number): { firstBackwardEndS: number; tailS: number } {
+  const { forwardS: f, weightS: w } = profile;
+  const p = f.length;
+  const fillS = F[j]! + X[j]!;
+  const drainS = B[j]! + X[j]! + (w[0] ?? 0);
+  return { firstBackwardEndS: fillS + (F[p]! - F[j]!) + (B[p]! - B[j]!) + 2 * (X[p - 1]! - X[j]!), tailS: Math.max(drainS, Math.min(m, j + 1) * w[j]!) };
+}
+
+/** The most windows of stages j..k a chain of m microbatches takes: B_j(i) to B_j(i + d) while i + p - j <= m - 1. */
+const mostWindows = (p: number, j: number, k: number, m: number): number => (m - 1 >= p - j ? Math.floor((m - 1 - (p - j)) / (k - j + 1)) + 1 : 0);
+
+/** A single chain of eq. 5.8 without its tail: B_j(0), t windows of stages j..k, then stage j's own ops to B_j(m - 1). */
+function singleChainS(profile: RoundTripProfile, { F, B, X }: ChainSums, j: number, k: number, m: number, firstBackwardEndS: number, t: number): number {
+  const { forwardS: f, backS: b, weightS: w } = profile;
+  const n = f.length - j;
+  const d = k - j + 1;
+  const windowS = (F[k + 1]! - F[j]!) + (B[k + 1]! - B[j]!) + 2 * (X[k]! - X[j]!);
+  const last = t * d;
+  const stepWeightsS = (t - Math.min(t, Math.ceil(j / d))) * w[j]!;
+  const chainEndS = firstBackwardEndS + t * windowS + stepWeightsS;
+  // Stage j's ops between B(last) and B(m - 1): backwards, forwards from F(last + n), Ws from W(last - j).
+  const betweenS = (m - 1 - last) * b[j]! + Math.max(0, m - last - n) * f[j]! + Math.max(0, m - 1 - j - Math.max(last - j, 0)) * w[j]!;
+  return chainEndS + betweenS;
+}
+
+/**
+ * Eq. 5.8's single chains for a replica of at least `microbatches` microbatches, its count known
+ * only from below: a chain of {@link roundTripFloorS} may take any number t of windows up to the
+ * most its count allows (after B_j(t d) stage j runs the rest of its ops at its own pace), each
+ * such chain a lower bound on the span, and with t fixed every term grows with the count. So the
+ * largest over (j, k, t) at this count is at most the span of every larger count: non-decreasing
+ * in the count, which the chains taking the most windows need not be. A chain is piecewise linear
+ * in t, kinked where a max(0, .) term or the weight-pass count changes, so it is evaluated at
+ * those kinks and the ends. The mixed chains are left out. For the crossing floor's split
+ * replicas (docs/formulation.md §4, step 3(d)); 0 without a profile.
+ */
+export function roundTripFloorAtLeastS(profile: RoundTripProfile | undefined, microbatches: number): number {
+  if (!profile || microbatches < 1) return 0;
+  const { forwardS: f, backS: b, crossS: x } = profile;
+  const p = f.length;
+  const m = microbatches;
+  const sums: ChainSums = { F: prefixSums(f), B: prefixSums(b), X: prefixSums(x) };
+  let floorS = 0;
+  const ts: number[] = [];
+  for (let j = 0; j < p; j++) {
+    const { firstBackwardEndS, tailS } = stageEnds(profile, sums, j, m);
+    const n = p - j;
+    for (let k = j; k < p; k++) {
+      const d = k - j + 1;
+      const most = mostWindows(p, j, k, m);
+      ts.length = 0;
+      ts.push(0, most);
+      for (const kink of [(m - n) / d, j / d, Math.ceil(j / d), (m - 1) / d]) ts.push(Math.floor(kink), Math.ceil(kink));
+      for (const t of ts) if (t >= 0 && t <= most) floorS = Math.max(floorS, singleChainS(profile, sums, j, k, m, firstBackwardEndS, t) + tailS);
     }
   }
   return floorS;
