@@ -150,7 +150,12 @@ export function splitRoundTripFloors(c: ConfigCoefficients, linkCount: number): 
       if (value !== undefined) return value;
       const stepS = (changing * leastCrossings * c.sendBytes) / bytesPerS;
       const profile = { ...roundTrip!, crossS: roundTrip!.crossS.map((x, q) => (stageSite[q] !== stageSite[q + 1] ? x + stepS : x)) };
-      const splitS = (m: number): number => roundTripFloorAtLeastS(profile, m);
+      const byCount = new Map<number, number>();
+      const splitS = (m: number): number => {
+        let floor = byCount.get(m);
+        if (floor === undefined) { floor = roundTripFloorAtLeastS(profile, m); byCount.set(m, floor); }
+        return floor;
+      };
       if (changing >= c.dp * (1 - 1e-9) || !Number.isFinite(leastWholeStepS)) {
         value = Number.isFinite(busiestK) ? splitS(busiestK) : -Infinity;
       } else {
@@ -159,6 +164,8 @@ export function splitRoundTripFloors(c: ConfigCoefficients, linkCount: number): 
         // the least of max(splitS, wholeS) is there or one below it.
         let low = fewest;
         let high = evenK;
+        // Most often the whole replicas' floor is above the split one below the even share: then low = evenK at once.
+        if (evenK - 1 >= fewest && splitS(evenK - 1) < wholeS(evenK - 1)) low = evenK;
         while (low < high) {
           const mid = Math.floor((low + high) / 2);
           if (splitS(mid) >= wholeS(mid)) high = mid; else low = mid + 1;

@@ -269,8 +269,11 @@ export function ringPatternSearch(
       // A site hosted to the end from the start must be able to host every class.
       for (let s = 0; s < siteCount; s++) if (phaseOf(code, s) === Phase.Prefix && !hostsAll[s]) return true;
       const changing = changesUpTo[classCount - 1]!;
-      const exposedS = exposedSoFar(classCount, mostSites, hopLatencyS)
-        + Math.max(crossingExcessS(changing, Math.min(touchingBytesPerS[hosting[0]!]!, touchingBytesPerS[hosting[classCount - 1]!]!)), splitExcessS(changing));
+      const syncS = exposedSoFar(classCount, mostSites, hopLatencyS);
+      const crossingS = crossingExcessS(changing, Math.min(touchingBytesPerS[hosting[0]!]!, touchingBytesPerS[hosting[classCount - 1]!]!));
+      // The split round trips only raise a hosting's value: not needed where it cannot be the least.
+      if (syncS + crossingS >= best) return true;
+      const exposedS = syncS + Math.max(crossingS, splitExcessS(changing));
       if (exposedS < best) { best = exposedS; leastHosting = { firstClassSites: hosting[0]!, lastClassSites: hosting[classCount - 1]! }; }
       return true;
     }

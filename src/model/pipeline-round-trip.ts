@@ -57,11 +57,17 @@ export function roundTripFloorS(profile: RoundTripProfile | undefined, microbatc
   const p = f.length;
   const m = microbatches;
   // Prefix sums: stage s in [0, j) and boundary q in [0, j).
-  const sums: ChainSums = { F: prefixSums(f), B: prefixSums(b), X: prefixSums(x) };
+  const F = prefixSums(f);
+  const B = prefixSums(b);
+  const X = prefixSums(x);
+  const sums: ChainSums = { F, B, X };
   let floorS = 0;
   for (let j = 0; j < p; j++) {
     const { firstBackwardEndS, tailS } = stageEnds(profile, sums, j, m);
-    for (let k = j; k < p; k++) floorS = Math.max(floorS, singleChainS(profile, sums, j, k, m, firstBackwardEndS, mostWindows(p, j, k, m)) + tailS);
+    for (let k = j; k < p; k++) {
+      const windowS = (F[k + 1]! - F[j]!) + (B[k + 1]! - B[j]!) + 2 * (X[k]! - X[j]!);
+      floorS = Math.max(floorS, singleChainS(profile, j, k - j + 1, m, firstBackwardEndS, windowS, mostWindows(p, j, k, m)) + tailS);
+    }
     if (x.slice(j, j + MIXED_CHAIN_WINDOW - 1).some((cross) => cross > 0)) {
       floorS = Math.max(floorS, mixedChainEndS(profile, j, m, firstBackwardEndS) + tailS);
     }
@@ -84,12 +90,13 @@ function stageEnds(profile: RoundTripProfile, { F, B, X }: ChainSums, j: number,
 /** The most windows of stages j..k a chain of m microbatches takes: B_j(i) to B_j(i + d) while i + p - j <= m - 1. */
 const mostWindows = (p: number, j: number, k: number, m: number): number => (m - 1 >= p - j ? Math.floor((m - 1 - (p - j)) / (k - j + 1)) + 1 : 0);
 
-/** A single chain of eq. 5.8 without its tail: B_j(0), t windows of stages j..k, then stage j's own ops to B_j(m - 1). */
-function singleChainS(profile: RoundTripProfile, { F, B, X }: ChainSums, j: number, k: number, m: number, firstBackwardEndS: number, t: number): number {
+/** The window of stages j..k: their forwards and backwards, and each crossing between them twice. */
+const windowOf = ({ F, B, X }: ChainSums, j: number, k: number): number => (F[k + 1]! - F[j]!) + (B[k + 1]! - B[j]!) + 2 * (X[k]! - X[j]!);
+
+/** A single chain of eq. 5.8 without its tail: B_j(0), t windows of d stages from j, then stage j's own ops to B_j(m - 1). */
+function singleChainS(profile: RoundTripProfile, j: number, d: number, m: number, firstBackwardEndS: number, windowS: number, t: number): number {
   const { forwardS: f, backS: b, weightS: w } = profile;
   const n = f.length - j;
-  const d = k - j + 1;
-  const windowS = (F[k + 1]! - F[j]!) + (B[k + 1]! - B[j]!) + 2 * (X[k]! - X[j]!);
   const last = t * d;
   const stepWeightsS = (t - Math.min(t, Math.ceil(j / d))) * w[j]!;
   const chainEndS = firstBackwardEndS + t * windowS + stepWeightsS;
@@ -116,17 +123,25 @@ export function roundTripFloorAtLeastS(profile: RoundTripProfile | undefined, mi
   const m = microbatches;
   const sums: ChainSums = { F: prefixSums(f), B: prefixSums(b), X: prefixSums(x) };
   let floorS = 0;
-  const ts: number[] = [];
+  // The window counts to try at each (j, k): the ends and both sides of each kink, without repeats.
+  const ts = new Int32Array(12);
   for (let j = 0; j < p; j++) {
     const { firstBackwardEndS, tailS } = stageEnds(profile, sums, j, m);
     const n = p - j;
     for (let k = j; k < p; k++) {
       const d = k - j + 1;
       const most = mostWindows(p, j, k, m);
-      ts.length = 0;
-      ts.push(0, most);
-      for (const kink of [(m - n) / d, j / d, Math.ceil(j / d), (m - 1) / d]) ts.push(Math.floor(kink), Math.ceil(kink));
-      for (const t of ts) if (t >= 0 && t <= most) floorS = Math.max(floorS, singleChainS(profile, sums, j, k, m, firstBackwardEndS, t) + tailS);
+      let count = 0;
+      const tryAt = (t: number) => {
+        if (t < 0 || t > most) return;
+        for (let i = 0; i < count; i++) if (ts[i] === t) return;
+        ts[count++] = t;
+      };
+      tryAt(0);
+      tryAt(most);
+      for (const kink of [(m - n) / d, j / d, (m - 1) / d]) { tryAt(Math.floor(kink)); tryAt(Math.ceil(kink)); }
+      const windowS = windowOf(sums, j, k);
+      for (let i = 0; i < count; i++) floorS = Math.max(floorS, singleChainS(profile, j, d, m, firstBackwardEndS, windowS, ts[i]!) + tailS);
     }
   }
   return floorS;
