@@ -8,6 +8,37 @@ import { roundTripFloorAtLeastS } from '../model/pipeline-round-trip';
 import type { ConfigCoefficients } from './coefficients';
 import { busiestReplicaMicrobatches, fewestMicrobatches } from './microbatch-counts';
 
+/** The least of the candidate's layouts' terms the floors take: split layouts' crossings and fixed terms, whole layouts' step and bubble. */
+interface LayoutMinima {
+  readonly leastCrossings: number;
+  readonly leastCrossingsOnLink0: number;
+  /** F6's link-row terms without the link steps: eq. 5.9b's chain, or the bubble and the crossings' latency twice. */
+  readonly leastFixedS: number;
+  /** Whole layouts that fit: a replica of k microbatches on one takes at least k x its slowest step + its bubble. */
+  readonly leastWholeStepS: number;
+  readonly leastWholeBubbleS: number;
+}
+
+function layoutMinima(c: ConfigCoefficients): LayoutMinima {
+  let leastCrossings = Infinity;
+  let leastCrossingsOnLink0 = Infinity;
+  let leastFixedS = Infinity;
+  let leastWholeStepS = Infinity;
+  let leastWholeBubbleS = Infinity;
+  for (const layout of c.layouts) {
+    if (layout.crossings === 0) {
+      if (layout.fittingMicrobatches.length === 0) continue;
+      leastWholeStepS = Math.min(leastWholeStepS, layout.maxStepS);
+      leastWholeBubbleS = Math.min(leastWholeBubbleS, layout.bubbleS);
+      continue;
+    }
+    leastCrossings = Math.min(leastCrossings, layout.crossings);
+    leastCrossingsOnLink0 = Math.min(leastCrossingsOnLink0, layout.crossingsPerLink.get(0) ?? 0);
+    leastFixedS = Math.min(leastFixedS, layout.stageFloor ? layout.stageFloor.linkRowFixedS : layout.bubbleS + 2 * layout.crossingLatencyS);
+  }
+  return { leastCrossings, leastCrossingsOnLink0, leastFixedS, leastWholeStepS, leastWholeBubbleS };
+}
+
 /**
  * A lower bound on the pipeline phase (F6 without E and the optimizer) of a placement in which at
  * least `changing` replicas are split across sites; -Infinity when none must be. Every split layout
@@ -44,23 +75,7 @@ export function crossingFloorS(c: ConfigCoefficients, changing: number, linkCoun
  * minima over its layouts are taken once (the ring-pattern search asks at every node).
  */
 export function crossingFloorOf(c: ConfigCoefficients, linkCount: number): (changing: number, endBytesPerS: number) => number {
-  let leastCrossings = Infinity;
-  let leastCrossingsOnLink0 = Infinity;
-  let leastFixedS = Infinity;
-  // Whole layouts: a replica of k microbatches on one takes at least k x its slowest step + its bubble.
-  let leastWholeStepS = Infinity;
-  let leastWholeBubbleS = Infinity;
-  for (const layout of c.layouts) {
-    if (layout.crossings === 0) {
-      if (layout.fittingMicrobatches.length === 0) continue;
-      leastWholeStepS = Math.min(leastWholeStepS, layout.maxStepS);
-      leastWholeBubbleS = Math.min(leastWholeBubbleS, layout.bubbleS);
-      continue;
-    }
-    leastCrossings = Math.min(leastCrossings, layout.crossings);
-    leastCrossingsOnLink0 = Math.min(leastCrossingsOnLink0, layout.crossingsPerLink.get(0) ?? 0);
-    leastFixedS = Math.min(leastFixedS, layout.stageFloor ? layout.stageFloor.linkRowFixedS : layout.bubbleS + 2 * layout.crossingLatencyS);
-  }
+  const { leastCrossings, leastCrossingsOnLink0, leastFixedS, leastWholeStepS, leastWholeBubbleS } = layoutMinima(c);
   // F6's link row: (k + 2c) L (eq. 5.4), or (k + 1) L for 1F1B and ZB-H1 (eq. 5.9b).
   const eq59 = c.layouts.some((layout) => layout.stageFloor !== undefined);
   const fillStepsOf = (crossings: number) => (eq59 ? 1 : 2 * crossings);
@@ -129,14 +144,8 @@ export function splitRoundTripFloors(c: ConfigCoefficients, linkCount: number): 
   if (linkCount !== 1) return [];
   const split = c.layouts.filter((l) => l.crossings > 0 && l.roundTrip !== undefined);
   if (split.length === 0) return [];
-  const leastCrossings = Math.min(...split.map((l) => l.crossingsPerLink.get(0) ?? 0));
-  let leastWholeStepS = Infinity;
-  let leastWholeBubbleS = Infinity;
-  for (const l of c.layouts) {
-    if (l.crossings > 0 || l.fittingMicrobatches.length === 0) continue;
-    leastWholeStepS = Math.min(leastWholeStepS, l.maxStepS);
-    leastWholeBubbleS = Math.min(leastWholeBubbleS, l.bubbleS);
-  }
+  // 1F1B and ZB-H1 give every layout a profile, so the split layouts here are all of them.
+  const { leastCrossingsOnLink0: leastCrossings, leastWholeStepS, leastWholeBubbleS } = layoutMinima(c);
   const M = c.totalMicrobatches;
   const fewest = fewestMicrobatches(c.config);
   const busiestK = busiestReplicaMicrobatches(M, c.dp, fewest);

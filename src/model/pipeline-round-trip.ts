@@ -57,16 +57,12 @@ export function roundTripFloorS(profile: RoundTripProfile | undefined, microbatc
   const p = f.length;
   const m = microbatches;
   // Prefix sums: stage s in [0, j) and boundary q in [0, j).
-  const F = prefixSums(f);
-  const B = prefixSums(b);
-  const X = prefixSums(x);
-  const sums: ChainSums = { F, B, X };
+  const sums: ChainSums = { F: prefixSums(f), B: prefixSums(b), X: prefixSums(x) };
   let floorS = 0;
   for (let j = 0; j < p; j++) {
     const { firstBackwardEndS, tailS } = stageEnds(profile, sums, j, m);
     for (let k = j; k < p; k++) {
-      const windowS = (F[k + 1]! - F[j]!) + (B[k + 1]! - B[j]!) + 2 * (X[k]! - X[j]!);
-      floorS = Math.max(floorS, singleChainS(profile, j, k - j + 1, m, firstBackwardEndS, windowS, mostWindows(p, j, k, m)) + tailS);
+      floorS = Math.max(floorS, singleChainS(profile, j, k - j + 1, m, firstBackwardEndS, windowOf(sums, j, k), mostWindows(p, j, k, m)) + tailS);
     }
     if (x.slice(j, j + MIXED_CHAIN_WINDOW - 1).some((cross) => cross > 0)) {
       floorS = Math.max(floorS, mixedChainEndS(profile, j, m, firstBackwardEndS) + tailS);
