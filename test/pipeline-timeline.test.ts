@@ -107,7 +107,7 @@ describe('closed form against the simulation (property tests)', () => {
     }), { numRuns: 300 });
   });
 
-  it('uneven stages (lighter or heavier ends, +-5% jitter, two sites up to 2x apart): the closed form is never optimistic (DualPipeV: by at most 0.5%)', () => {
+  it('uneven stages (lighter or heavier ends, +-5% jitter, two sites up to 2x apart): the closed form is never optimistic (DualPipe and DualPipeV: by at most 0.5%)', () => {
     const stageTimes = (p: number, kind: number, a: number, c: number, cut: number, jitter: readonly number[]) => Array.from({ length: p }, (_, j) => {
       if (kind === 0) return j === 0 ? a : j === p - 1 ? c : 1;
       if (kind === 1) return 1 + 0.05 * jitter[j % jitter.length]!;
@@ -119,12 +119,13 @@ describe('closed form against the simulation (property tests)', () => {
       ({ schedule, p, v, m, forwardShare }, kind, a, c, cut, jitter) => {
         const steps = stageTimes(p, kind, a, kind === 0 ? Math.min(1.15, Math.max(0.85, c)) : c, cut, jitter);
         const { error } = bothSpans(schedule, v, m, steps.map((s) => s * forwardShare), steps.map((s) => s * (1 - forwardShare)));
-        // Float rounding only: the simulation sums hundreds of op times (DualPipe's two chains on 12
-        // stages with 24 microbatches: -1.0e-8, so the tolerance is 1e-7). DualPipeV is the exception:
-        // on two tiers of stages (the heavier first) with a forward share near 0.23-0.27 its closed form
-        // comes out up to 0.24% below the span (worst of 40,000 random cases: p 6, m 15); the reported
-        // phase is the larger of the two, so it is the span there (docs/cost-model.md §5).
-        expect(error).toBeGreaterThan(schedule === 'dualpipev' ? -5e-3 : -1e-7);
+        // Float rounding only (the worst of 40,000 random cases: -1.0e-14), but for the two
+        // bidirectional-order schedules: on two tiers of stages (the heavier first) with a forward
+        // share near 0.25-0.3 DualPipeV's closed form comes out up to 0.23% below the span and
+        // DualPipe's (DualPipeV's order on pp/2 stage pairs) up to 0.25% (worst of 50,000 random
+        // cases each: DualPipeV p 9, m 18; DualPipe p 10, m 20); the reported phase is the larger
+        // of the two, so it is the span there (docs/cost-model.md §5).
+        expect(error).toBeGreaterThan(schedule === 'dualpipev' || schedule === 'dualpipe' ? -5e-3 : -1e-7);
       },
     ), { numRuns: 300 });
   });
