@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { roundTripProfile } from '../src/model/pipeline-round-trip';
-import { spanFloorAtLeastS, spanFloorS } from '../src/model/pipeline-span-floor';
+import { queuedSpanFloorS, spanFloorAtLeastS, spanFloorS } from '../src/model/pipeline-span-floor';
 import { pipelineSpanS } from '../src/model/pipeline-span';
 import { simulateSchedule } from '../src/model/pipeline-timeline';
 
@@ -57,6 +57,46 @@ describe('the span floor (eq. 5.11)', () => {
     }), { numRuns: 3000, seed: 20261202 });
     // Not a check that cannot fail the other way: most cases have lower times, so a lower floor.
     expect(strictlyBelow).toBeGreaterThan(1000);
+  });
+
+  it('with the link steps as queues, at lower stage times, latencies and link steps and fewer microbatches, is never above the span and never below the idle-link floor (3,000 random cases)', () => {
+    let aboveIdle = 0;
+    fc.assert(fc.property(stageCase, (c) => {
+      const p = c.stages.length;
+      // The floor's crossings: some share of the real latency and of the real link step.
+      const hops = new Map<number, { virtualStage: number; latencyS: number; stepS: number }>();
+      if (p > 1) for (const x of c.crossings) hops.set(x.at % (p - 1), { virtualStage: x.at % (p - 1), latencyS: x.lower * x.latencyS, stepS: x.lower * x.stepS });
+      const stepS = c.stages.map((s) => s.lower * s.stepS);
+      const profile = roundTripProfile(stepS, c.stages.map((s, j) => stepS[j]! * s.share), { schedule: c.schedule, virtualStages: 1 }, []);
+      const queuedS = queuedSpanFloorS(profile, [...hops.values()], c.m);
+      expect(queuedS).toBeLessThanOrEqual(realSpanS(c) * (1 + RELATIVE));
+      // The same crossings as one latency each on an idle link: the floor of the test above.
+      const idle = roundTripProfile(stepS, c.stages.map((s, j) => stepS[j]! * s.share), { schedule: c.schedule, virtualStages: 1 },
+        [...hops.values()].map((h) => ({ virtualStage: h.virtualStage, latencyS: h.latencyS + h.stepS, stepS: 0 })));
+      const idleS = spanFloorS(idle, c.m);
+      expect(queuedS).toBeGreaterThanOrEqual(idleS * (1 - RELATIVE));
+      if (queuedS > idleS * (1 + 1e-9)) aboveIdle++;
+    }), { numRuns: 3000, seed: 20261203 });
+    // Sends of one direction leave a stage spaced by its op times, so here they rarely wait (4 of
+    // the 3,000 cases); the queued floor is the span of eq. 5.11 either way.
+    expect(aboveIdle).toBeGreaterThan(0);
+  });
+
+  it('with a link step longer than the stages, the sends queue: the span of the simulator, above one latency per crossing', () => {
+    // Eight stages of forward 1 and backward 2 (1F1B), a crossing after stage 0 of latency 0.5 whose
+    // link takes 4 per send, 8 microbatches: stage 0's warm-up forwards leave back to back.
+    const steps = new Array<number>(8).fill(3);
+    const forwards = new Array<number>(8).fill(1);
+    const profile = roundTripProfile(steps, forwards, { schedule: '1f1b', virtualStages: 1 }, []);
+    const hops = [{ virtualStage: 0, latencyS: 0.5, stepS: 4 }];
+    const queuedS = queuedSpanFloorS(profile, hops, 8);
+    expect(queuedS).toBeCloseTo(simulateSchedule({ schedule: '1f1b', virtualStages: 1, microbatches: 8, forwardS: forwards, backwardS: forwards.map(() => 2), hops }).spanS, 9);
+    // Each link direction carries 8 sends of 4 one after the other.
+    expect(queuedS).toBeGreaterThanOrEqual(8 * 4);
+    // As one latency of 4.5 on an idle link the warm-up sends overlap: 54 against 67.
+    const idle = roundTripProfile(steps, forwards, { schedule: '1f1b', virtualStages: 1 }, [{ virtualStage: 0, latencyS: 4.5, stepS: 0 }]);
+    expect(spanFloorS(idle, 8)).toBeCloseTo(54, 9);
+    expect(queuedS).toBeCloseTo(67, 9);
   });
 
   it('at the same times and microbatches, with every crossing on an idle link, is the simulated span', () => {

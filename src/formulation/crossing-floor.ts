@@ -4,7 +4,8 @@
  * rows. The ring-pattern bound (ring-pattern-bound.ts) adds it to hostings whose classes make
  * replicas change site, so that avoiding every cross-site ring by splitting replicas is not free.
  */
-import { roundTripFloorAtLeastS } from '../model/pipeline-round-trip';
+import { roundTripFloorAtLeastS, type ChainBoundary } from '../model/pipeline-round-trip';
+import { queuedSpanFloorS } from '../model/pipeline-span-floor';
 import type { ConfigCoefficients } from './coefficients';
 import { busiestReplicaMicrobatches, fewestMicrobatches } from './microbatch-counts';
 
@@ -116,10 +117,13 @@ export function crossingFloorOf(c: ConfigCoefficients, linkCount: number): (chan
   };
 }
 
-/** A split layout's stage sites and its round-trip floor as a function of the replicas that change site. */
+/** A split layout's stage sites and its round-trip floors as functions of the replicas that change site. */
 export interface SplitLayoutFloor {
   readonly stageSite: readonly number[];
+  /** Eq. 5.8's floor (chains, cheap). */
   readonly floorS: (changing: number) => number;
+  /** At least {@link floorS}: each split count it takes also floored by the span at the link's queues (eq. 5.11). */
+  readonly queuedFloorS: (changing: number) => number;
 }
 
 /**
@@ -136,9 +140,12 @@ export interface SplitLayoutFloor {
  * the two (rising and falling in m: found by bisection). When every replica is split (or no whole
  * layout fits) the busiest split replica runs at least the busiest replica's share. A replica of a
  * hosting that makes `changing` replicas change site uses one of the split layouts whose stages
- * sit on sites hosting their classes, so the least of those floors bounds the phase. Empty with
- * several links (which link a crossing takes, and so its step, depends on the placement) or
- * without a profile.
+ * sit on sites hosting their classes, so the least of those floors bounds the phase. The queued
+ * floor takes, at the split counts the bisection ends on, the larger of that and the span at the
+ * layout's stage times with each crossing a queue of that link step ({@link queuedSpanFloorS},
+ * eq. 5.11; also non-decreasing in m, so any count in [fewest, ceil(M / dp)] may end the
+ * bisection). Empty with several links (which link a crossing takes, and so its step, depends on
+ * the placement) or without a profile.
  */
 export function splitRoundTripFloors(c: ConfigCoefficients, linkCount: number): SplitLayoutFloor[] {
   if (linkCount !== 1) return [];
@@ -152,21 +159,25 @@ export function splitRoundTripFloors(c: ConfigCoefficients, linkCount: number): 
   const evenK = Math.max(fewest, Math.ceil(M / c.dp - 1e-9));
   const bytesPerS = c.linkBytesPerS[0]!;
   return split.map(({ layout, roundTrip }) => {
-    const cache = new Map<number, number>();
+    const cache = new Map<number, SplitFloorTerms>();
     const stageSite = layout.stageSite;
-    const floorS = (changing: number): number => {
-      let value = cache.get(changing);
-      if (value !== undefined) return value;
+    const termsOf = (changing: number): SplitFloorTerms => {
+      let terms = cache.get(changing);
+      if (terms !== undefined) return terms;
       const stepS = (changing * leastCrossings * c.sendBytes) / bytesPerS;
       const profile = { ...roundTrip!, crossS: roundTrip!.crossS.map((x, q) => (stageSite[q] !== stageSite[q + 1] ? x + stepS : x)) };
+      // The same crossings as queues (eq. 5.11): each send waits for the link step of the one before it.
+      const hops: ChainBoundary[] = [];
+      roundTrip!.crossS.forEach((latencyS, q) => { if (stageSite[q] !== stageSite[q + 1]) hops.push({ virtualStage: q, latencyS, stepS }); });
       const byCount = new Map<number, number>();
       const splitS = (m: number): number => {
         let floor = byCount.get(m);
         if (floor === undefined) { floor = roundTripFloorAtLeastS(profile, m); byCount.set(m, floor); }
         return floor;
       };
+      const queuedSplitS = (m: number): number => Math.max(splitS(m), queuedSpanFloorS(roundTrip, hops, m));
       if (changing >= c.dp * (1 - 1e-9) || !Number.isFinite(leastWholeStepS)) {
-        value = Number.isFinite(busiestK) ? splitS(busiestK) : -Infinity;
+        terms = Number.isFinite(busiestK) ? { counts: [busiestK], wholeS: Infinity, splitS, queuedSplitS } : { counts: [], wholeS: -Infinity, splitS, queuedSplitS };
       } else {
         const wholeS = (m: number): number => ((M - changing * m) / (c.dp - changing)) * leastWholeStepS + leastWholeBubbleS;
         // The least m in [fewest, evenK] with splitS(m) >= wholeS(m) (splitS rises, wholeS falls);
@@ -179,14 +190,30 @@ export function splitRoundTripFloors(c: ConfigCoefficients, linkCount: number): 
           const mid = Math.floor((low + high) / 2);
           if (splitS(mid) >= wholeS(mid)) high = mid; else low = mid + 1;
         }
-        // m >= low: the split floor, rising; m < low: the whole replicas' floor, falling.
-        value = splitS(evenK);
-        if (low < evenK) value = Math.min(value, splitS(low));
-        if (low > fewest) value = Math.min(value, wholeS(low - 1));
+        // m >= low: a split floor, rising; m < low: the whole replicas' floor, falling. That holds
+        // for any low in [fewest, evenK] and any rising split floor, so the queued one may be
+        // taken at the counts this bisection of the cheap one ends on.
+        terms = { counts: low < evenK ? [evenK, low] : [evenK], wholeS: low > fewest ? wholeS(low - 1) : Infinity, splitS, queuedSplitS };
       }
-      cache.set(changing, value);
-      return value;
+      cache.set(changing, terms);
+      return terms;
     };
-    return { stageSite, floorS };
+    const floorS = (changing: number): number => {
+      const terms = termsOf(changing);
+      return terms.counts.reduce((least, m) => Math.min(least, terms.splitS(m)), terms.wholeS);
+    };
+    const queuedFloorS = (changing: number): number => {
+      const terms = termsOf(changing);
+      return terms.counts.reduce((least, m) => Math.min(least, terms.queuedSplitS(m)), terms.wholeS);
+    };
+    return { stageSite, floorS, queuedFloorS };
   });
+}
+
+/** Where a split layout's floor is taken: the split counts and the whole replicas' floor beside them (Infinity: none; -Infinity: no floor). */
+interface SplitFloorTerms {
+  readonly counts: readonly number[];
+  readonly wholeS: number;
+  readonly splitS: (m: number) => number;
+  readonly queuedSplitS: (m: number) => number;
 }

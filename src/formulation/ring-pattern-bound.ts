@@ -33,7 +33,7 @@
 import { exposedSyncS } from '../model/pipeline';
 import type { Scenario } from '../model/scenario';
 import type { ConfigCoefficients } from './coefficients';
-import { crossingFloorOf, splitRoundTripFloors } from './crossing-floor';
+import { crossingFloorOf, splitRoundTripFloors, type SplitLayoutFloor } from './crossing-floor';
 import { busiestSiteReplicas, popcount, ringLoadTable } from './ring-pattern-tables';
 import { largestWindowsS, stageClasses, undominatedStages } from './stage-classes';
 
@@ -251,13 +251,26 @@ export function ringPatternSearch(
   // At a complete hosting, the busiest split replica's round trips (eq. 5.8) through a split
   // layout whose stages sit on sites hosting their classes (crossing-floor.ts).
   const splitFloors = splitRoundTrips ? splitRoundTripFloors(c, linkCount) : [];
-  const splitExcessS = (changing: number): number => {
+  const hostedFloors: SplitLayoutFloor[] = [];
+  const splitExcessS = (changing: number, queued: boolean): number => {
     if (changing <= 1e-9 || splitFloors.length === 0) return 0;
-    let least = Infinity;
-    for (const { stageSite, floorS } of splitFloors) {
+    hostedFloors.length = 0;
+    for (const floor of splitFloors) {
       let hosted = true;
-      for (let j = 0; j < stageSite.length && hosted; j++) hosted = (hosting[classOfStage[j]!]! & (1 << stageSite[j]!)) !== 0;
-      if (hosted) least = Math.min(least, floorS(changing));
+      for (let j = 0; j < floor.stageSite.length && hosted; j++) hosted = (hosting[classOfStage[j]!]! & (1 << floor.stageSite[j]!)) !== 0;
+      if (hosted) hostedFloors.push(floor);
+    }
+    let least = Infinity;
+    if (!queued) {
+      for (const { floorS } of hostedFloors) least = Math.min(least, floorS(changing));
+    } else {
+      // The queued floors (a schedule simulation each) in the order of the cheap ones, which are
+      // below them: none after a cheap one at the least so far can be less.
+      hostedFloors.sort((a, b) => a.floorS(changing) - b.floorS(changing));
+      for (const { floorS, queuedFloorS } of hostedFloors) {
+        if (floorS(changing) >= least) break;
+        least = Math.min(least, queuedFloorS(changing));
+      }
     }
     return Number.isFinite(least) ? Math.max(0, least - pipelineBoundS) : 0;
   };
@@ -273,7 +286,9 @@ export function ringPatternSearch(
       const crossingS = crossingExcessS(changing, Math.min(touchingBytesPerS[hosting[0]!]!, touchingBytesPerS[hosting[classCount - 1]!]!));
       // The split round trips only raise a hosting's value: not needed where it cannot be the least.
       if (syncS + crossingS >= best) return true;
-      const exposedS = syncS + Math.max(crossingS, splitExcessS(changing));
+      let exposedS = syncS + Math.max(crossingS, splitExcessS(changing, false));
+      // The queued floors only raise it further: only where it would otherwise be the least.
+      if (exposedS < best) exposedS = syncS + Math.max(crossingS, splitExcessS(changing, true));
       if (exposedS < best) { best = exposedS; leastHosting = { firstClassSites: hosting[0]!, lastClassSites: hosting[classCount - 1]! }; }
       return true;
     }

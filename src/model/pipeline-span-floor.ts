@@ -9,7 +9,7 @@
  * simulator.
  */
 import { pipelineSpanS } from './pipeline-span';
-import type { RoundTripProfile } from './pipeline-round-trip';
+import type { ChainBoundary, RoundTripProfile } from './pipeline-round-trip';
 import type { PlanSpec } from './plan-schema';
 
 /**
@@ -21,9 +21,23 @@ import type { PlanSpec } from './plan-schema';
  * a microbatch.
  */
 export function spanFloorS(profile: RoundTripProfile | undefined, m: number): number {
-  if (!profile?.schedule || !Number.isInteger(m) || m < 1) return 0;
-  const hops: { virtualStage: number; latencyS: number; stepS: number }[] = [];
+  if (!profile) return 0;
+  const hops: ChainBoundary[] = [];
   profile.crossS.forEach((crossS, q) => { if (crossS > 0) hops.push({ virtualStage: q, latencyS: crossS, stepS: 0 }); });
+  return queuedSpanFloorS(profile, hops, m);
+}
+
+/**
+ * Eq. 5.11 with the crossings' link steps as queues: the span at `profile`'s stage times with the
+ * crossings `hops` (each a latency and a link step per send, the sends of one direction one after
+ * the other, as the simulator runs them); `profile.crossS` is not read. A lower bound on the span
+ * of every replica with at least `m` microbatches, stage times at least the profile's and, at each
+ * of these boundaries, a latency and a link step at least the hop's (the span never falls when a
+ * link step grows, nor when a send waits behind another). At least {@link spanFloorS} with each
+ * crossing's latency plus link step on an idle link. 0 without a profile, its schedule or a microbatch.
+ */
+export function queuedSpanFloorS(profile: RoundTripProfile | undefined, hops: readonly ChainBoundary[], m: number): number {
+  if (!profile?.schedule || !Number.isInteger(m) || m < 1) return 0;
   return pipelineSpanS({
     schedule: profile.schedule, virtualStages: 1, microbatches: m,
     forwardS: profile.forwardS, backwardS: profile.backS.map((b, j) => b + profile.weightS[j]!), hops,
