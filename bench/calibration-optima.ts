@@ -32,11 +32,20 @@ type Json = any; // a row's scenario document
  * schedule in Megatron-Core), so ZB-H1 is left out everywhere; SC'21 (table A) predates selective
  * recomputation (Korthikanti et al. 2022 introduced it), so its jobs keep full recomputation; the
  * 2021-2022 Megatron-LM of tables A and C had no distributed optimizer (their fixtures: ZeRO 0),
- * so their jobs keep ZeRO 0. The rest use the planner's default (ZeRO 1).
+ * so their jobs keep ZeRO 0. The rest use the planner's default (ZeRO 1). Every table is a run
+ * of Megatron-LM or of a framework on Megatron-Core (NeMo, Megatron-Bridge), so every job is
+ * searched in Megatron-LM's space (`search.framework`); the tables run before Megatron-Core 0.9.0
+ * (A, B, C, H; NeMo 24.03-24.07 of F1 and F2 ship Megatron-Core 0.5-0.8) could only split the
+ * layers evenly over the pp x v virtual stages (`search.evenLayerSplit`): uneven first and last
+ * stages came with 0.9.0 (its CHANGELOG, "Uneven pipeline parallelism").
  */
+const BEFORE_UNEVEN_PIPELINES = new Set(['A', 'B', 'C', 'F1', 'F2', 'H']);
+
 function searchFor(row: CalibrationRow): Json {
   return {
     allowIdleGpus: false,
+    framework: 'megatron',
+    ...(BEFORE_UNEVEN_PIPELINES.has(row.table) ? { evenLayerSplit: true } : {}),
     schedules: ['1f1b', 'interleaved'],
     ...(row.table === 'A' ? { recompute: ['full'] } : {}),
     ...(row.table === 'A' || row.table === 'C' ? { zero: [0] } : {}),
@@ -96,10 +105,13 @@ async function main(): Promise<void> {
 
 For each row, \`plan\` on the same job (one site of the row's GPUs, all of them used; the row's
 model, batch, sequence and precision), in the planner's space restricted to what the row's
-framework runs: 1F1B and interleaved schedules only (Megatron-Core has no zero-bubble schedule);
-full recomputation only for the SC'21 rows (selective recomputation came in 2022); ZeRO 0 for the
-SC'21 and Korthikanti et al. rows (no distributed optimizer then), ZeRO 1 (the planner's default)
-for the others. Where the owners' plan lies outside that space (Megatron-Bridge's Llama-3-8B row
+framework runs: Megatron-LM's space (\`search.framework\` megatron: 1F1B and interleaved schedules,
+Megatron-Core has no zero-bubble schedule; layer splits its first/last-stage flags express), and
+of that what the row's release had: full recomputation only for the SC'21 rows (selective
+recomputation came in 2022); ZeRO 0 for the SC'21 and Korthikanti et al. rows (no distributed
+optimizer then), ZeRO 1 (the planner's default) for the others; for tables A, B, C, F1, F2 and H,
+run before Megatron-Core 0.9.0, only layers split evenly over the pp x v virtual stages
+(\`search.evenLayerSplit\`). Where the owners' plan lies outside that space (Megatron-Bridge's Llama-3-8B row
 runs FSDP, ZeRO 3) or does not fit the memory model (\`fits\` NO above), the optimum can be below
 the model's prediction for the owners' plan. Table G's rows are the MoE Parallel Folding paper's
 Megatron-Core runs without folding (calibration.md §G), so their jobs are searched without folding

@@ -132,11 +132,16 @@ export function enumerateConfigs(scenario: Scenario, restriction: SpaceRestricti
   const zeroValues = caps ? nativeValues(caps.zero, search?.zero ?? caps.defaultZero) : search?.zero ?? [1];
   // The framework's remaining rules (expert tp, its stage split of the default layers, cp/ep/fp8) need the configuration's stages.
   const stageCache = new Map<string, ReturnType<typeof defaultPlanStages>>();
-  const inFrameworkSpace = (config: ParallelConfig): boolean => {
-    if (!restriction.framework) return true;
+  const stagesOf = (config: ParallelConfig): ReturnType<typeof defaultPlanStages> => {
     const key = `${config.pp}/${config.virtualStages}/${config.schedule}`;
     let laid = stageCache.get(key);
     if (!laid) { laid = defaultPlanStages(scenario, config); stageCache.set(key, laid); }
+    return laid;
+  };
+  const inSearchSpace = (config: ParallelConfig): boolean => {
+    if (search?.evenLayerSplit && !isEvenLayerSplit(stagesOf(config))) return false;
+    if (!restriction.framework) return true;
+    const laid = stagesOf(config);
     return degreeIssues(restriction.framework, scenario, { ...config, pipelineSplit: laid.plan.pipelineSplit }, laid.stages).length === 0;
   };
 
@@ -148,12 +153,24 @@ export function enumerateConfigs(scenario: Scenario, restriction: SpaceRestricti
         if (!isChunked(schedule) && pp === 1 && schedule !== '1f1b') continue; // one stage: every schedule is the same
         for (const virtualStages of chunks) {
           const config: ParallelConfig = { tp, cp, ep, expertTp, pp, microBatchSeqs, schedule, virtualStages, recompute, zero };
-          if (inFrameworkSpace(config)) configs.push(config);
+          if (inSearchSpace(config)) configs.push(config);
         }
       }
     }
   }
   return configs;
+}
+
+/**
+ * Every stage and every chunk holds the same number of layers and the embedding and loss are not
+ * counted as layers (`search.evenLayerSplit`): the only split Megatron-Core had before 0.9.0
+ * (num_layers divisible by pp, and by pp x v with --num-layers-per-virtual-pipeline-stage).
+ */
+export function isEvenLayerSplit(laid: ReturnType<typeof defaultPlanStages>): boolean {
+  const split = laid.plan.pipelineSplit;
+  if (split !== undefined && (split.embeddingAsLayer || split.lossAsLayer)) return false;
+  const chunks = laid.stages.flatMap((stage) => stage.chunkLayers);
+  return chunks.every((n) => n === chunks[0]);
 }
 
 /**

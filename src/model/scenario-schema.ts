@@ -167,6 +167,8 @@ export const searchSchema = z.strictObject({
   allowIdleGpus: z.boolean().default(true),
   expertFolding: z.boolean().default(true)
     .describe('Let routed experts take a tensor-parallel degree of their own (expertTp 1 with tp > 1, MoE Parallel Folding); false: expertTp = tp and EP divides dp x cp, as Megatron-Core ran MoE before folding.'),
+  evenLayerSplit: z.boolean().default(false)
+    .describe('Only plans whose layers split evenly over the pp x v virtual stages, the embedding and loss not counted as layers (Megatron-Core before 0.9.0, which has no uneven first/last stages).'),
   framework: z.enum(FRAMEWORKS).optional()
     .describe('Search only plans this framework runs as planned (Megatron-LM or torchtitan; `plan --framework` overrides it); absent: every plan of the space.'),
 }).describe('Restricts or widens the plan space searched by `plan`.');
