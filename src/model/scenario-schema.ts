@@ -95,7 +95,7 @@ export const trainingSchema = z.strictObject({
       .describe("Expert all-to-all overlapped with another microbatch's compute (Megatron --overlap-moe-expert-parallel-comm, DualPipe)."),
   }).default({ tensorParallel: true, dataParallel: true, expertParallel: false }),
   gradientDtype: z.enum(['fp32', 'bf16']).default('fp32')
-    .describe("Data type of the gradient buffer backward accumulates into and the data-parallel reduction reads: fp32 main gradients (Megatron-LM's default under bf16, accumulate_allreduce_grads_in_fp32) or bf16 (Megatron-LM --grad-reduce-in-bf16; NeMo's distributed_fused_adam with optim.grad_sync_dtype=bf16)."),
+    .describe("Data type of the gradient buffer backward accumulates into (its memory): fp32 main gradients (Megatron-LM's default under bf16, accumulate_allreduce_grads_in_fp32) or bf16 (Megatron-LM --grad-reduce-in-bf16; NeMo's distributed_fused_adam with optim.grad_sync_dtype=bf16). The data-parallel sync is timed at bf16 bytes either way (docs/cost-model.md §3, DP)."),
   totalTokens: positiveNumber('tokens to train on', 1e18).optional()
     .describe('Tokens the whole training run processes: iterations = totalTokens / (globalBatchSeqs x seqLen), rounded up; with site prices, plan and evaluate report the days and dollars of the run.'),
   expertDispatcher: z.enum(EXPERT_DISPATCHERS).default('alltoall')
