@@ -53,4 +53,15 @@ describe('search.evenLayerSplit', () => {
     const unrestricted = await plan(free, { timeLimitS: 5, baselines: false });
     expect(unrestricted.bound.lowerBoundS).toBeLessThanOrEqual(restricted.evaluation!.predicted.iterationTimeS * (1 + 1e-9));
   });
+
+  it('says so when it leaves no configuration (30 layers, pp 4 only)', async () => {
+    const none = parseScenario({ ...spec, search: { pp: [4], evenLayerSplit: true } });
+    expect(enumerateConfigs(none, FULL_SPACE)).toHaveLength(0);
+    const result = await plan(none, { timeLimitS: 5, baselines: false });
+    expect(result.plan).toBeUndefined();
+    expect(result.reasons).toEqual([expect.stringContaining("search.evenLayerSplit keeps only pp x v dividing the model's 30 layers")]);
+    // Without the rule, pp 4 (8/8/7/7) plans.
+    const uneven = await plan(parseScenario({ ...spec, search: { pp: [4] } }), { timeLimitS: 5, baselines: false });
+    expect(uneven.plan?.pp).toBe(4);
+  });
 });

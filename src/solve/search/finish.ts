@@ -16,7 +16,10 @@ export function finishSearch(state: SearchState, refined: Refined): SearchResult
   if (!incumbent && Number.isFinite(lowerBoundS) && lowerBoundS >= state.requiredS) {
     reasons.set(`every plan takes at least ${lowerBoundS.toFixed(3)} s, over training.maxIterationTimeS ${scenario.training.maxIterationTimeS}`, candidates.length);
   }
-  if (candidates.length === 0) tally(reasons, 'no configuration in the search space fits the sites (tp x cp x pp larger than every site, or no valid degree)');
+  if (candidates.length === 0) {
+    const even = scenario.search?.evenLayerSplit ? `; search.evenLayerSplit keeps only pp x v dividing the model's ${scenario.model.layers} layers` : '';
+    tally(reasons, `no configuration in the search space fits the sites (tp x cp x pp larger than every site, or no valid degree${even})`);
+  }
   if (!incumbent && framework !== undefined && state.frameworkRejects > 0) {
     reasons.set(`${state.frameworkRejects} plan(s) that fit were left out: ${framework} cannot launch them as placed (ranks of two sites on one node)`, candidates.length);
   }
@@ -36,7 +39,7 @@ export function finishSearch(state: SearchState, refined: Refined): SearchResult
       timedOut: state.timedOut,
       ...(Number.isFinite(lowerBoundS) ? { boundHolder: boundHolderOf(state) } : {}),
     },
-    reasons: [...reasons.entries()].map(([reason, count]) => `${reason} (${count} of ${candidates.length} configurations)`),
+    reasons: [...reasons.entries()].map(([reason, count]) => (candidates.length === 0 ? reason : `${reason} (${count} of ${candidates.length} configurations)`)),
   };
 }
 
