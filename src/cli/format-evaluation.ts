@@ -54,7 +54,7 @@ export function formatEvaluation(scenario: Scenario, evaluation: Evaluation): st
   lines.push('Sites');
   for (const site of p.sites) {
     const stages = site.stages.length === 0 ? 'idle' : `stages ${compactRanges(site.stages.map((s) => s.stage))}, ${Math.max(...site.stages.map((s) => s.replicas))} replica(s) of each`;
-    lines.push(`  ${site.site.padEnd(14)} ${site.gpuType.padEnd(10)} ${String(site.gpusUsed).padStart(7)} used ${String(site.gpusIdle).padStart(7)} idle   ${site.memoryGiBPerGpu.toFixed(1)}/${site.memoryCapacityGiB} GiB   ${stages}${site.mayNotFit ? '   may not fit' : ''}`);
+    lines.push(`  ${site.site.padEnd(14)} ${site.gpuType.padEnd(10)} ${String(site.gpusUsed).padStart(7)} used ${String(site.gpusIdle).padStart(7)} idle   ${site.memoryGiBPerGpu.toFixed(1)}/${site.memoryCapacityGiB} GiB${site.memoryReserveGiB ? ` (+${site.memoryReserveGiB} reserved)` : ''}   ${stages}${site.mayNotFit ? '   may not fit' : ''}`);
   }
   if (p.links.length > 0) {
     lines.push('');
@@ -69,7 +69,7 @@ export function formatEvaluation(scenario: Scenario, evaluation: Evaluation): st
 /** "bldg-b (78.6 GiB, interval up to 82.5, has 80)". */
 function mayNotFitSites(evaluation: Evaluation): string {
   return evaluation.predicted.sites.filter((s) => s.mayNotFit)
-    .map((s) => `${s.site} peaks at ${s.memoryGiBPerGpu.toFixed(1)} GiB per GPU, its ${Math.round(100 * s.memoryInterval.level)}% interval reaches ${s.memoryInterval.highGiB.toFixed(1)}, has ${s.memoryCapacityGiB}`).join('; ');
+    .map((s) => `${s.site} peaks at ${s.memoryGiBPerGpu.toFixed(1)} GiB per GPU, its ${Math.round(100 * s.memoryInterval.level)}% interval reaches ${s.memoryInterval.highGiB.toFixed(1)}, has ${s.memoryCapacityGiB}${s.memoryReserveGiB ? ` past its ${s.memoryReserveGiB} GiB reserve` : ''}`).join('; ');
 }
 
 /** One line per plan. */

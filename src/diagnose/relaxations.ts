@@ -101,8 +101,9 @@ const fmt = (value: number) => Number(value.toPrecision(6)).toString();
 const memoryRelaxation = (scenario: Scenario, index: number, value: number, verifiedIterationTimeS: number): Relaxation => {
   const site = scenario.sites[index]!;
   const capacity = site.gpu.memoryGiB;
+  const reserve = capacity > site.memoryCapacityGiB ? `, ${fmt(capacity - site.memoryCapacityGiB)} of it reserved` : '';
   return {
-    change: `needs ${fmt(value)} GiB per GPU at ${site.name} (has ${capacity}, ${site.gpu.name})`,
+    change: `needs ${fmt(value)} GiB per GPU at ${site.name} (has ${capacity}${reserve}, ${site.gpu.name})`,
     path: `cluster.sites[${index}].gpu.memoryGiB`, oldValue: capacity, newValue: value, unit: 'GiB',
     size: (value - capacity) / capacity, verifiedIterationTimeS,
   };
@@ -153,9 +154,11 @@ export async function smallestRelaxations(spec: ScenarioSpec, scenario: Scenario
       const index = scenario.sites.findIndex((s) => s.name === requirement.site);
       const site = scenario.sites[index]!;
       const capacity = site.gpu.memoryGiB;
+      const reserveGiB = capacity - site.memoryCapacityGiB;
       const found = await leastFittingValue(oracle, capacity, capacity * 16, {
         at: (v) => withSiteMemoryGiB(spec, scenario, index, v),
-        used: (e) => e.predicted.sites[index]!.memoryGiBPerGpu,
+        // The device memory a plan needs: its peak plus the site's reserve.
+        used: (e) => e.predicted.sites[index]!.memoryGiBPerGpu + reserveGiB,
         round: roundTo(0.1),
       });
       if (!found) return [];

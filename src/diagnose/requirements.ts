@@ -136,7 +136,7 @@ export function scenarioRequirements(scenario: Scenario): Requirement[] {
   scenario.sites.forEach((site, i) => {
     requirements.push({
       id: `memory[${site.name}]`, constraint: 'memory', site: site.name, path: `cluster.sites[${i}].gpuType`,
-      detail: `${site.name}'s GPUs (${site.gpu.name}) have ${site.gpu.memoryGiB} GiB each`,
+      detail: `${site.name}'s GPUs (${site.gpu.name}) have ${site.gpu.memoryGiB} GiB each${site.memoryCapacityGiB < site.gpu.memoryGiB ? `, ${site.memoryCapacityGiB} usable past the site's memoryReserveGiB` : ''}`,
       drop: (s) => withSiteMemoryGiB(s, scenario, i, site.gpu.memoryGiB * GENEROUS_FACTOR),
     });
   });

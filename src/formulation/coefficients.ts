@@ -222,7 +222,7 @@ function layoutShape(scenario: Scenario, plan: ParallelConfig, layout: ReplicaLa
  * not monotone in the count (13 microbatches on 4 stages need groups of 7, 16 need groups of 4).
  */
 function fittingChoices(scenario: Scenario, plan: PlanSpec, bases: readonly StageMemoryBasis[], microbatchChoices: readonly number[]): boolean[][][] {
-  const capacities = scenario.sites.map((site) => site.gpu.memoryGiB);
+  const capacities = scenario.sites.map((site) => site.memoryCapacityGiB);
   return bases.map((basis, j) => {
     // A count the schedule cannot run (torch's interleaved zero-bubble rounds) fits nowhere.
     const needs = microbatchChoices.map((k) => (scheduleMicrobatchProblem(plan.schedule, k, plan.pp) === undefined

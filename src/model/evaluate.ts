@@ -30,7 +30,10 @@ export interface SiteUsage {
   readonly stages: readonly { readonly stage: number; readonly replicas: number }[];
   /** Largest memory per GPU at the site. */
   readonly memoryGiBPerGpu: number;
+  /** GiB per GPU a plan may use at the site: the device memory less its memoryReserveGiB. */
   readonly memoryCapacityGiB: number;
+  /** The site's memoryReserveGiB, when it has one. */
+  readonly memoryReserveGiB?: number;
   /** Where the measured peak memory per GPU at the site should fall (docs/cost-model.md §7). */
   readonly memoryInterval: MemoryInterval;
   /** The site's memory fits the model, but its memory interval reaches past the capacity. */
@@ -194,10 +197,11 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout, timing: P
       if (memory.totalGiB > siteMemory[site]! || sitePeak[site] === undefined) sitePeak[site] = { ...memory, stage };
       siteMemory[site] = Math.max(siteMemory[site]!, memory.totalGiB);
       if (!peak || memory.totalGiB > peak.totalGiB) peak = { ...memory, stage, site: where.name };
-      if (memory.totalGiB > where.gpu.memoryGiB) {
+      if (memory.totalGiB > where.memoryCapacityGiB) {
         const key = `${stage}:${site}`;
         if (!memoryViolations.has(key)) {
-          memoryViolations.set(key, `stage ${stage} at ${where.name} needs ${memory.totalGiB.toFixed(1)} GiB per GPU, has ${where.gpu.memoryGiB} (${where.gpu.name})`);
+          const reserve = where.memoryCapacityGiB < where.gpu.memoryGiB ? ` less ${+(where.gpu.memoryGiB - where.memoryCapacityGiB).toFixed(3)} reserved` : '';
+          memoryViolations.set(key, `stage ${stage} at ${where.name} needs ${memory.totalGiB.toFixed(1)} GiB per GPU, has ${where.gpu.memoryGiB}${reserve} (${where.gpu.name})`);
         }
       }
     });
@@ -223,7 +227,7 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout, timing: P
   ));
   const linkBusy = scenario.links.map((_, i) => ppLinkStepS[i]! * rounds + dp.crossBusyS[i]!);
 
-  const mayNotFitAt = scenario.sites.map((site, s) => usedPerSite[s]! > 0 && mayNotFit(siteMemory[s]!, site.gpu.memoryGiB));
+  const mayNotFitAt = scenario.sites.map((site, s) => usedPerSite[s]! > 0 && mayNotFit(siteMemory[s]!, site.memoryCapacityGiB));
   return {
     fits: violations.length === 0,
     fitsResources,
@@ -250,7 +254,8 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout, timing: P
         gpusIdle: Math.max(0, site.gpus - usedPerSite[s]!),
         stages: stages.map((_, stage) => ({ stage, replicas: replicasOfStageAtSite[stage]![s]! })).filter((x) => x.replicas > 0),
         memoryGiBPerGpu: siteMemory[s]!,
-        memoryCapacityGiB: site.gpu.memoryGiB,
+        memoryCapacityGiB: site.memoryCapacityGiB,
+        ...(site.memoryCapacityGiB < site.gpu.memoryGiB ? { memoryReserveGiB: site.gpu.memoryGiB - site.memoryCapacityGiB } : {}),
         memoryInterval: memoryInterval(siteMemory[s]!),
         mayNotFit: mayNotFitAt[s]!,
         ...(sitePeak[s] ? { peakMemory: sitePeak[s] } : {}),

@@ -22,6 +22,8 @@ export interface Site {
   readonly scaleUpDomainGpus: number;
   readonly podGpus: number;
   readonly podOversubscription: number;
+  /** GiB per GPU a plan may use: the device memory less the site's memoryReserveGiB. */
+  readonly memoryCapacityGiB: number;
 }
 
 export interface Link {
@@ -101,6 +103,9 @@ function resolveSite(site: SiteSpec, index: number, issues: InputIssue[]): Site 
   if (site.podGpus !== undefined && site.podGpus % site.gpusPerNode !== 0) {
     issues.push({ path: `${path}.podGpus`, message: `${site.podGpus} is not a whole number of ${site.gpusPerNode}-GPU nodes` });
   }
+  if (site.memoryReserveGiB >= gpu.memoryGiB) {
+    issues.push({ path: `${path}.memoryReserveGiB`, message: `${site.memoryReserveGiB} GiB leaves nothing of the ${gpu.memoryGiB} GiB per GPU (${gpu.name})` });
+  }
   return {
     index,
     name: site.name,
@@ -110,6 +115,7 @@ function resolveSite(site: SiteSpec, index: number, issues: InputIssue[]): Site 
     scaleUpDomainGpus: Math.max(gpu.scaleUpDomainGpus, site.gpusPerNode),
     podGpus: Math.min(podGpus, site.gpus),
     podOversubscription: site.podOversubscription,
+    memoryCapacityGiB: gpu.memoryGiB - site.memoryReserveGiB,
   };
 }
 

@@ -147,7 +147,7 @@ interface PipelineLayouts {
 
 function pipelineLayouts(scenario: Scenario, layouts: readonly ReplicaLayout[]): PipelineLayouts {
   const usableSites = [...new Set(layouts.flatMap((l) => l.sites))];
-  return { layouts, usableSites, largestMemoryGiB: Math.max(...usableSites.map((s) => scenario.sites[s]!.gpu.memoryGiB)) };
+  return { layouts, usableSites, largestMemoryGiB: Math.max(...usableSites.map((s) => scenario.sites[s]!.memoryCapacityGiB)) };
 }
 
 /** A usable site's stage slots (tp x cp GPU groups) and the fastest rate one slot's stage can run at. */

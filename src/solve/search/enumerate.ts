@@ -42,7 +42,7 @@ export function enumeratePhase(given: Scenario, options: SearchOptions): SearchS
   const memoryBound = candidates.filter((c) => c.memoryNeedGiB !== undefined);
   if (memoryBound.length > 0) {
     const leanest = Math.min(...memoryBound.map((c) => c.memoryNeedGiB!));
-    const largest = Math.max(...scenario.sites.map((s) => s.gpu.memoryGiB));
+    const largest = Math.max(...scenario.sites.map((s) => s.memoryCapacityGiB));
     state.reasons.set(`does not fit GPU memory even with one microbatch in flight: the leanest needs ${leanest.toFixed(1)} GiB per GPU, the largest GPU has ${largest}`, memoryBound.length);
   }
   return state;
