@@ -7,6 +7,8 @@ import { enumerateConfigs, FULL_SPACE } from '../src/formulation/search-space';
 import { layOutPlan } from '../src/model/placement';
 import { parseScenario } from '../src/model/scenario';
 import { plan } from '../src/solve/plan';
+import { exhaustiveSearch } from '../src/solve/exhaustive';
+import { diagnose } from '../src/diagnose/diagnose';
 
 const spec = {
   version: 1,
@@ -45,13 +47,19 @@ describe('search.evenLayerSplit', () => {
     expect(kept.some((c) => c.pp === 2)).toBe(true);
   });
 
-  it('plan returns an evenly split plan, never faster than the unrestricted bound', async () => {
+  it('plan returns an evenly split plan, and its bound holds against the exhaustive enumeration of the even space', async () => {
     const restricted = await plan(even, { timeLimitS: 5, baselines: false });
     expect(restricted.plan).toBeDefined();
     const sizes = chunkSizes(even, restricted.plan!);
     expect(sizes.every((n) => n === sizes[0])).toBe(true);
-    const unrestricted = await plan(free, { timeLimitS: 5, baselines: false });
-    expect(unrestricted.bound.lowerBoundS).toBeLessThanOrEqual(restricted.evaluation!.predicted.iterationTimeS * (1 + 1e-9));
+    // The exhaustive enumeration of the same space: its optimum is evenly split too, and the
+    // planner's bound is a bound on it (a bound over the restricted candidates, formulation §1).
+    const exhaustive = exhaustiveSearch(even, FULL_SPACE, 120);
+    expect(exhaustive.complete).toBe(true);
+    const best = chunkSizes(even, exhaustive.plan!);
+    expect(best.every((n) => n === best[0])).toBe(true);
+    expect(restricted.bound.lowerBoundS).toBeLessThanOrEqual(exhaustive.evaluation!.predicted.iterationTimeS * (1 + 1e-9));
+    expect(restricted.evaluation!.predicted.iterationTimeS).toBeLessThanOrEqual(exhaustive.evaluation!.predicted.iterationTimeS / (1 - restricted.bound.gap) * (1 + 1e-9));
   });
 
   it('says so when it leaves no configuration (30 layers, pp 4 only)', async () => {
@@ -59,9 +67,22 @@ describe('search.evenLayerSplit', () => {
     expect(enumerateConfigs(none, FULL_SPACE)).toHaveLength(0);
     const result = await plan(none, { timeLimitS: 5, baselines: false });
     expect(result.plan).toBeUndefined();
-    expect(result.reasons).toEqual([expect.stringContaining("search.evenLayerSplit keeps only pp x v dividing the model's 30 layers")]);
+    expect(result.reasons).toEqual([expect.stringContaining("search.evenLayerSplit leaves no stage split with the same layers in every stage and chunk of the model's 30 layers")]);
     // Without the rule, pp 4 (8/8/7/7) plans.
     const uneven = await plan(parseScenario({ ...spec, search: { pp: [4] } }), { timeLimitS: 5, baselines: false });
     expect(uneven.plan?.pp).toBe(4);
+  });
+
+  it('diagnose offers turning it off when it is what leaves no plan (4 GPUs all used, tp 1: pp 4 splits 30 layers 8/8/7/7)', async () => {
+    const tight = parseScenario({
+      ...spec, training: { ...spec.training, globalBatchSeqs: 1 },
+      cluster: { sites: [{ name: 's', gpuType: 'H100-SXM', gpus: 4, gpusPerNode: 4 }], links: [] },
+      search: { tp: [1], allowIdleGpus: false, evenLayerSplit: true },
+    });
+    const result = await diagnose(tight, { reSolveTimeLimitS: 3 });
+    expect(result.status).toBe('infeasible');
+    const fixes = result.conflicts.flatMap((c) => c.relaxations).filter((r) => r.path === 'search.evenLayerSplit');
+    expect(fixes).toEqual([expect.objectContaining({ oldValue: true, newValue: false, change: 'allow uneven layer splits (search.evenLayerSplit is true)' })]);
+    expect(fixes[0]!.verifiedIterationTimeS).toBeGreaterThan(0);
   });
 });

@@ -9,6 +9,8 @@ import { parseScenario } from '../src/model/scenario';
 import { plan } from '../src/solve/plan';
 import { diagnose } from '../src/diagnose/diagnose';
 import { applyRelaxation } from '../src/diagnose/relaxations';
+import { FULL_SPACE } from '../src/formulation/search-space';
+import { exhaustiveSearch } from '../src/solve/exhaustive';
 
 const base = {
   version: 1,
@@ -24,6 +26,9 @@ describe('memoryReserveGiB', () => {
   it('is an input error at its path when it leaves nothing or is negative', () => {
     expect(() => parseScenario(withReserve(80))).toThrow(/cluster\.sites\[0\]\.memoryReserveGiB: 80 GiB leaves nothing of the 80 GiB per GPU/);
     expect(() => parseScenario(withReserve(-1))).toThrow(/cluster\.sites\[0\]\.memoryReserveGiB: must be a non-negative number/);
+    expect(() => parseScenario(withReserve(1e6))).toThrow(/cluster\.sites\[0\]\.memoryReserveGiB: must be at most 100000/);
+    // 80 - 0.7 is 79.3 where it is printed, not 79.30000000000001.
+    expect(parseScenario(withReserve(0.7)).sites[0]!.memoryCapacityGiB).toBe(79.3);
   });
 
   it('evaluate: the same plan fits without a reserve and not with one larger than its slack', () => {
@@ -39,14 +44,29 @@ describe('memoryReserveGiB', () => {
     expect(tight.predicted.iterationTimeS).toBe(free.predicted.iterationTimeS);
   });
 
-  it('plan: every plan it returns leaves the reserve free, and is no faster than the bound without one', async () => {
+  it('plan: its plan leaves the reserve free and its bound holds against, and closes on, the exhaustive optimum of that space', async () => {
     const free = await plan(parseScenario(base), { timeLimitS: 5, baselines: false });
     const peakGiB = free.evaluation!.predicted.memoryGiBPerGpu;
     const reserveGiB = Math.ceil(80 - peakGiB) + 2; // the free optimum no longer fits
     const reserved = await plan(parseScenario(withReserve(reserveGiB)), { timeLimitS: 5, baselines: false });
     expect(reserved.plan).toBeDefined();
     expect(reserved.evaluation!.predicted.memoryGiBPerGpu).toBeLessThanOrEqual(80 - reserveGiB);
-    expect(reserved.evaluation!.predicted.iterationTimeS).toBeGreaterThanOrEqual(free.bound.lowerBoundS * (1 - 1e-9));
+    // Against the exhaustive enumeration of the same space (the cost model's verdicts, not the MIP's):
+    // its optimum leaves the reserve free, is slower than the free optimum, and the planner's
+    // bound is a bound on it and its plan within the proven gap of it.
+    const exhaustive = exhaustiveSearch(parseScenario(withReserve(reserveGiB)), FULL_SPACE, 120);
+    expect(exhaustive.complete).toBe(true);
+    const bestS = exhaustive.evaluation!.predicted.iterationTimeS;
+    expect(exhaustive.evaluation!.predicted.memoryGiBPerGpu).toBeLessThanOrEqual(80 - reserveGiB);
+    expect(bestS).toBeGreaterThan(free.evaluation!.predicted.iterationTimeS);
+    expect(reserved.bound.lowerBoundS).toBeLessThanOrEqual(bestS * (1 + 1e-9));
+    expect(reserved.evaluation!.predicted.iterationTimeS).toBeLessThanOrEqual(bestS / (1 - reserved.bound.gap) * (1 + 1e-9));
+    // The proven gap is below what separates the two optima, so the bound lies above the free
+    // optimum: the MIP's memory capacities and the candidates' memory floors keep the reserve too
+    // (with the device memory there, the bound could not pass the free optimum, which fits it).
+    const freeS = free.evaluation!.predicted.iterationTimeS;
+    expect(reserved.bound.gap).toBeLessThan((bestS - freeS) / bestS);
+    expect(reserved.bound.lowerBoundS).toBeGreaterThan(freeS);
   });
 
   it('diagnose: the device memory it asks for covers the plan and the reserve', async () => {

@@ -19,8 +19,8 @@ export interface Relaxation {
   readonly change: string;
   /** JSON path of the scenario field to change. */
   readonly path: string;
-  readonly oldValue: number | readonly (number | string)[] | null;
-  readonly newValue: number | readonly (number | string)[];
+  readonly oldValue: number | boolean | readonly (number | string)[] | null;
+  readonly newValue: number | boolean | readonly (number | string)[];
   readonly unit: string;
   /** Relative size of the change ((new - old) / old); 0 for a search-space widening (software only). */
   readonly size: number;
@@ -101,7 +101,7 @@ const fmt = (value: number) => Number(value.toPrecision(6)).toString();
 const memoryRelaxation = (scenario: Scenario, index: number, value: number, verifiedIterationTimeS: number): Relaxation => {
   const site = scenario.sites[index]!;
   const capacity = site.gpu.memoryGiB;
-  const reserve = capacity > site.memoryCapacityGiB ? `, ${fmt(capacity - site.memoryCapacityGiB)} of it reserved` : '';
+  const reserve = site.memoryReserveGiB > 0 ? `, ${fmt(site.memoryReserveGiB)} of it reserved` : '';
   return {
     change: `needs ${fmt(value)} GiB per GPU at ${site.name} (has ${capacity}${reserve}, ${site.gpu.name})`,
     path: `cluster.sites[${index}].gpu.memoryGiB`, oldValue: capacity, newValue: value, unit: 'GiB',
@@ -154,7 +154,7 @@ export async function smallestRelaxations(spec: ScenarioSpec, scenario: Scenario
       const index = scenario.sites.findIndex((s) => s.name === requirement.site);
       const site = scenario.sites[index]!;
       const capacity = site.gpu.memoryGiB;
-      const reserveGiB = capacity - site.memoryCapacityGiB;
+      const reserveGiB = site.memoryReserveGiB;
       const found = await leastFittingValue(oracle, capacity, capacity * 16, {
         at: (v) => withSiteMemoryGiB(spec, scenario, index, v),
         // The device memory a plan needs: its peak plus the site's reserve.
@@ -207,7 +207,9 @@ export async function smallestRelaxations(spec: ScenarioSpec, scenario: Scenario
       }];
     }
     case 'batch-divisibility': return nearestFittingBatch(spec, scenario, oracle);
-    case 'search-space': return searchWidenings(spec, requirement.path.slice('search.'.length) as SearchField, oracle);
+    case 'search-space':
+      if (requirement.path === 'search.evenLayerSplit') return unevenSplitRelaxation(spec, oracle);
+      return searchWidenings(spec, requirement.path.slice('search.'.length) as SearchField, oracle);
   }
 }
 
@@ -237,6 +239,17 @@ async function nearestFittingBatch(spec: ScenarioSpec, scenario: Scenario, oracl
 }
 
 /** Each single value that, added to the restricted list, lets a plan fit; else the default space if that does. */
+/** search.evenLayerSplit turned off, verified by a re-solve. */
+async function unevenSplitRelaxation(spec: ScenarioSpec, oracle: FeasibilityOracle): Promise<Relaxation[]> {
+  const answer = await oracle.check(withSearch(spec, (s) => ({ ...s, evenLayerSplit: false })));
+  if (answer.feasibility !== 'feasible') return [];
+  return [{
+    change: 'allow uneven layer splits (search.evenLayerSplit is true)',
+    path: 'search.evenLayerSplit', oldValue: true, newValue: false, unit: '',
+    size: 0, verifiedIterationTimeS: answer.evaluation!.predicted.iterationTimeS,
+  }];
+}
+
 async function searchWidenings(spec: ScenarioSpec, field: SearchField, oracle: FeasibilityOracle): Promise<Relaxation[]> {
   const current = (spec.search?.[field] ?? []) as readonly (number | string)[];
   const found: Relaxation[] = [];

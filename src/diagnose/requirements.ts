@@ -101,6 +101,13 @@ export function scenarioRequirements(scenario: Scenario): Requirement[] {
       drop: (s) => withSearch(s, (search) => { const { [field]: _dropped, ...rest } = search; return rest as SearchSpec; }),
     });
   }
+  if (spec.search?.evenLayerSplit) {
+    requirements.push({
+      id: 'search.evenLayerSplit', constraint: 'search-space', path: 'search.evenLayerSplit',
+      detail: `search.evenLayerSplit: the model's ${spec.model.layers} layers split evenly over the pp x v virtual stages`,
+      drop: (s) => withSearch(s, (search) => ({ ...search, evenLayerSplit: false })),
+    });
+  }
   const deadlineS = spec.training.maxIterationTimeS;
   if (deadlineS !== undefined) {
     requirements.push({
@@ -136,7 +143,7 @@ export function scenarioRequirements(scenario: Scenario): Requirement[] {
   scenario.sites.forEach((site, i) => {
     requirements.push({
       id: `memory[${site.name}]`, constraint: 'memory', site: site.name, path: `cluster.sites[${i}].gpuType`,
-      detail: `${site.name}'s GPUs (${site.gpu.name}) have ${site.gpu.memoryGiB} GiB each${site.memoryCapacityGiB < site.gpu.memoryGiB ? `, ${site.memoryCapacityGiB} usable past the site's memoryReserveGiB` : ''}`,
+      detail: `${site.name}'s GPUs (${site.gpu.name}) have ${site.gpu.memoryGiB} GiB each${site.memoryReserveGiB > 0 ? `, ${site.memoryCapacityGiB} past the ${site.memoryReserveGiB} GiB reserved` : ''}`,
       drop: (s) => withSiteMemoryGiB(s, scenario, i, site.gpu.memoryGiB * GENEROUS_FACTOR),
     });
   });

@@ -68,7 +68,7 @@ function resources(spec: ScenarioSpec, scenario: Scenario, evaluation: Evaluatio
     const memory = usage.memoryGiBPerGpu;
     const moreMemory = Number((site.gpu.memoryGiB * (1 + MARGINAL_STEP)).toFixed(1));
     list.push({
-      constraint: 'memory', site: site.name, detail: `${site.name} needs ${memory.toFixed(1)} of ${site.memoryCapacityGiB} GiB per GPU${site.memoryCapacityGiB < site.gpu.memoryGiB ? ` (${site.gpu.memoryGiB} less its reserve)` : ''}`, used: memory, capacity: site.memoryCapacityGiB, unit: 'GiB',
+      constraint: 'memory', site: site.name, detail: `${site.name} needs ${memory.toFixed(1)} of ${site.memoryCapacityGiB} GiB per GPU${site.memoryReserveGiB > 0 ? ` (${site.gpu.memoryGiB} less ${site.memoryReserveGiB} reserved)` : ''}`, used: memory, capacity: site.memoryCapacityGiB, unit: 'GiB',
       worthReplanning: memory >= TIGHT_SHARE * site.memoryCapacityGiB,
       grow: { path: `cluster.sites[${i}].gpu.memoryGiB`, newValue: moreMemory, spec: withSiteMemoryGiB(spec, scenario, i, moreMemory), change: `${pct} memory per GPU at ${site.name} (${site.gpu.memoryGiB} -> ${moreMemory} GiB)` },
     });

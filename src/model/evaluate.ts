@@ -200,7 +200,7 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout, timing: P
       if (memory.totalGiB > where.memoryCapacityGiB) {
         const key = `${stage}:${site}`;
         if (!memoryViolations.has(key)) {
-          const reserve = where.memoryCapacityGiB < where.gpu.memoryGiB ? ` less ${+(where.gpu.memoryGiB - where.memoryCapacityGiB).toFixed(3)} reserved` : '';
+          const reserve = where.memoryReserveGiB > 0 ? ` less ${where.memoryReserveGiB} reserved` : '';
           memoryViolations.set(key, `stage ${stage} at ${where.name} needs ${memory.totalGiB.toFixed(1)} GiB per GPU, has ${where.gpu.memoryGiB}${reserve} (${where.gpu.name})`);
         }
       }
@@ -255,7 +255,7 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout, timing: P
         stages: stages.map((_, stage) => ({ stage, replicas: replicasOfStageAtSite[stage]![s]! })).filter((x) => x.replicas > 0),
         memoryGiBPerGpu: siteMemory[s]!,
         memoryCapacityGiB: site.memoryCapacityGiB,
-        ...(site.memoryCapacityGiB < site.gpu.memoryGiB ? { memoryReserveGiB: site.gpu.memoryGiB - site.memoryCapacityGiB } : {}),
+        ...(site.memoryReserveGiB > 0 ? { memoryReserveGiB: site.memoryReserveGiB } : {}),
         memoryInterval: memoryInterval(siteMemory[s]!),
         mayNotFit: mayNotFitAt[s]!,
         ...(sitePeak[s] ? { peakMemory: sitePeak[s] } : {}),

@@ -22,7 +22,9 @@ export interface Site {
   readonly scaleUpDomainGpus: number;
   readonly podGpus: number;
   readonly podOversubscription: number;
-  /** GiB per GPU a plan may use: the device memory less the site's memoryReserveGiB. */
+  /** GiB per GPU kept free (the site's memoryReserveGiB, 0 by default). */
+  readonly memoryReserveGiB: number;
+  /** GiB per GPU a plan may use: the device memory less memoryReserveGiB. */
   readonly memoryCapacityGiB: number;
 }
 
@@ -115,7 +117,9 @@ function resolveSite(site: SiteSpec, index: number, issues: InputIssue[]): Site 
     scaleUpDomainGpus: Math.max(gpu.scaleUpDomainGpus, site.gpusPerNode),
     podGpus: Math.min(podGpus, site.gpus),
     podOversubscription: site.podOversubscription,
-    memoryCapacityGiB: gpu.memoryGiB - site.memoryReserveGiB,
+    memoryReserveGiB: site.memoryReserveGiB,
+    // Rounded once, so that 80 - 0.7 reads 79.3 wherever it is printed.
+    memoryCapacityGiB: Number((gpu.memoryGiB - site.memoryReserveGiB).toFixed(9)),
   };
 }
 

@@ -42,8 +42,9 @@ export function enumeratePhase(given: Scenario, options: SearchOptions): SearchS
   const memoryBound = candidates.filter((c) => c.memoryNeedGiB !== undefined);
   if (memoryBound.length > 0) {
     const leanest = Math.min(...memoryBound.map((c) => c.memoryNeedGiB!));
-    const largest = Math.max(...scenario.sites.map((s) => s.memoryCapacityGiB));
-    state.reasons.set(`does not fit GPU memory even with one microbatch in flight: the leanest needs ${leanest.toFixed(1)} GiB per GPU, the largest GPU has ${largest}`, memoryBound.length);
+    const roomiest = scenario.sites.reduce((a, b) => (b.memoryCapacityGiB > a.memoryCapacityGiB ? b : a));
+    const reserve = roomiest.memoryReserveGiB > 0 ? ` (${roomiest.gpu.memoryGiB} less ${roomiest.memoryReserveGiB} reserved)` : '';
+    state.reasons.set(`does not fit GPU memory even with one microbatch in flight: the leanest needs ${leanest.toFixed(1)} GiB per GPU, the most any site's GPUs may use is ${roomiest.memoryCapacityGiB}${reserve}`, memoryBound.length);
   }
   return state;
 }

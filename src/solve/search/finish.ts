@@ -3,6 +3,7 @@
  * and checked independently as it was adopted: consider.ts, adopt.ts), the bound valid for every
  * plan of the space, the solver's report, and why nothing fits when nothing does.
  */
+import { enumerateConfigs } from '../../formulation/search-space';
 import type { Refined } from './refine';
 import { globalBound, tally, threshold, type SearchState } from './state';
 import type { SearchResult } from './types';
@@ -17,7 +18,10 @@ export function finishSearch(state: SearchState, refined: Refined): SearchResult
     reasons.set(`every plan takes at least ${lowerBoundS.toFixed(3)} s, over training.maxIterationTimeS ${scenario.training.maxIterationTimeS}`, candidates.length);
   }
   if (candidates.length === 0) {
-    const even = scenario.search?.evenLayerSplit ? `; search.evenLayerSplit keeps only pp x v dividing the model's ${scenario.model.layers} layers` : '';
+    // Named only where it is what empties the space: without it some configuration is left.
+    const evenOnly = scenario.search?.evenLayerSplit === true && enumerateConfigs(scenario, state.options.restriction).length === 0
+      && enumerateConfigs({ ...scenario, search: { ...scenario.search, evenLayerSplit: false } }, state.options.restriction).length > 0;
+    const even = evenOnly ? `; search.evenLayerSplit leaves no stage split with the same layers in every stage and chunk of the model's ${scenario.model.layers} layers` : '';
     tally(reasons, `no configuration in the search space fits the sites (tp x cp x pp larger than every site, or no valid degree${even})`);
   }
   if (!incumbent && framework !== undefined && state.frameworkRejects > 0) {
