@@ -112,12 +112,27 @@ describeWithChromium('scaleacross explore', () => {
     expect(await value('iteration-time')).toBeGreaterThan(before);
   }, 60_000);
 
+  it('plans with a memory reserve typed in: 4 GiB per GPU at both sites, every site under 76 GiB', async () => {
+    for (const i of [0, 1]) {
+      const before = (await page.locator('[data-testid="plan-json"]').textContent())!;
+      await page.locator(`input[data-path="cluster.sites[${i}].memoryReserveGiB"]`).fill('4');
+      await waitForStatus(['optimal', 'feasible'], before);
+    }
+    const shown = JSON.parse((await page.locator('[data-testid="plan-json"]').textContent())!) as { predicted: { sites: { memoryGiBPerGpu: number; memoryCapacityGiB: number; memoryReserveGiB?: number }[] } };
+    for (const site of shown.predicted.sites) {
+      expect(site.memoryCapacityGiB).toBe(76);
+      expect(site.memoryReserveGiB).toBe(4);
+      expect(site.memoryGiBPerGpu).toBeLessThanOrEqual(76);
+    }
+  }, 60_000);
+
   it('shows the CLI\'s validation message next to an invalid field', async () => {
     const gpus = page.locator('[data-testid="site-gpus-0"]');
     await gpus.fill('0');
     await waitForStatus(['invalid']);
-    const spec = clone(readFixture('llama3-405b-two-buildings')) as { cluster: { sites: { gpus: number }[]; links: { bandwidthGbps: number }[] } };
+    const spec = clone(readFixture('llama3-405b-two-buildings')) as { cluster: { sites: { gpus: number; memoryReserveGiB?: number }[]; links: { bandwidthGbps: number }[] } };
     spec.cluster.links[0]!.bandwidthGbps = 5120;
+    for (const site of spec.cluster.sites) site.memoryReserveGiB = 4;
     spec.cluster.sites[0]!.gpus = 0;
     let cliMessage = '';
     try {

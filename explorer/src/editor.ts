@@ -103,6 +103,7 @@ function sitesSection(spec: Spec, callbacks: EditorCallbacks): HTMLElement {
       : selectField(spec, `cluster.sites[${i}].gpuType`, 'GPU type', GPU_TYPE_NAMES, callbacks),
     numberField(spec, `cluster.sites[${i}].gpus`, 'GPUs', callbacks, { min: '1', step: '1', 'data-testid': `site-gpus-${i}` }),
     numberField(spec, `cluster.sites[${i}].gpusPerNode`, 'per node', callbacks, { min: '1', step: '1' }),
+    numberField(spec, `cluster.sites[${i}].memoryReserveGiB`, 'GiB reserved per GPU', callbacks, { min: '0' }),
     removeButton(() => {
       const next = structuredClone(callbacks.current());
       const [removed] = next['cluster'].sites.splice(i, 1);
