@@ -111,6 +111,7 @@ describe('may not fit', () => {
     expect(over.mayNotFit).toBe(false);
     const text = (await run('evaluate', withCapacity('near.json', peak * 1.02), '--plan', oneSitePlan)).out;
     expect(text).toContain('Fits: yes, but may not fit: dc peaks at');
+    expect(text).toContain('(to plan with headroom, give the site memoryReserveGiB)');
     expect((await run('evaluate', withCapacity('clear.json', peak * 1.06), '--plan', oneSitePlan)).out).not.toContain('may not fit');
   });
 

@@ -29,7 +29,7 @@ export function formatEvaluation(scenario: Scenario, evaluation: Evaluation): st
   const lines: string[] = [];
   const gpus = scenario.sites.reduce((sum, site) => sum + site.gpus, 0);
   lines.push(`Scenario ${scenario.name}: ${scenario.model.name} on ${gpus} GPUs at ${scenario.sites.length} site(s)`);
-  lines.push(evaluation.fits ? (evaluation.mayNotFit ? `Fits: yes, but may not fit: ${mayNotFitSites(evaluation)}` : 'Fits: yes') : `Fits: NO\n${evaluation.violations.map((v) => `  - ${v}`).join('\n')}`);
+  lines.push(evaluation.fits ? (evaluation.mayNotFit ? `Fits: yes, but may not fit: ${mayNotFitSites(evaluation)}${headroomHint(evaluation)}` : 'Fits: yes') : `Fits: NO\n${evaluation.violations.map((v) => `  - ${v}`).join('\n')}`);
   lines.push('');
   lines.push(`Iteration time   ${secondsWithInterval(p.iterationTimeS, p.interval)}   MFU ${percent(p.mfu)}   ${p.tokensPerSecondPerGpu.toFixed(0)} tokens/s/GPU   ${p.modelTflopsPerGpu.toFixed(0)} model TFLOP/s/GPU   ${p.hardwareTflopsPerGpu.toFixed(0)} hardware TFLOP/s/GPU`);
   lines.push(`GPUs             ${p.gpusUsed} used, ${p.gpusIdle} idle; ${p.microbatchesPerReplica} microbatches per replica`);
@@ -64,6 +64,12 @@ export function formatEvaluation(scenario: Scenario, evaluation: Evaluation): st
     }
   }
   return lines.join('\n');
+}
+
+/** Where no flagged site keeps a reserve yet, how to plan with headroom. */
+function headroomHint(evaluation: Evaluation): string {
+  const flagged = evaluation.predicted.sites.filter((s) => s.mayNotFit);
+  return flagged.some((s) => s.memoryReserveGiB) ? '' : ' (to plan with headroom, give the site memoryReserveGiB)';
 }
 
 /** "bldg-b (78.6 GiB, interval up to 82.5, has 80)". */
