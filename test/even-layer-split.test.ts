@@ -13,7 +13,7 @@ import { diagnose } from '../src/diagnose/diagnose';
 const spec = {
   version: 1,
   name: 'even-split',
-  // 30 layers: 4 stages (8/8/7/7), 8 stages and 4 chunks of 3 stages (10 per stage, 2.5 per chunk) are uneven.
+  // 30 layers: 4 stages (8/8/7/7), 8 stages, and 3 stages of 4 chunks (10 per stage, 2.5 per chunk) are uneven.
   model: { name: 'dense-30', layers: 30, hidden: 4096, ffnHidden: 16384, heads: 32, kvHeads: 8, vocab: 32000 },
   training: { seqLen: 4096, globalBatchSeqs: 64 },
   cluster: { sites: [{ name: 's', gpuType: 'H100-SXM', gpus: 64 }], links: [] },

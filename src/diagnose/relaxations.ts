@@ -238,7 +238,6 @@ async function nearestFittingBatch(spec: ScenarioSpec, scenario: Scenario, oracl
   return [];
 }
 
-/** Each single value that, added to the restricted list, lets a plan fit; else the default space if that does. */
 /** search.evenLayerSplit turned off, verified by a re-solve. */
 async function unevenSplitRelaxation(spec: ScenarioSpec, oracle: FeasibilityOracle): Promise<Relaxation[]> {
   const answer = await oracle.check(withSearch(spec, (s) => ({ ...s, evenLayerSplit: false })));
@@ -250,6 +249,7 @@ async function unevenSplitRelaxation(spec: ScenarioSpec, oracle: FeasibilityOrac
   }];
 }
 
+/** Each single value that, added to the restricted list, lets a plan fit; else the default space if that does. */
 async function searchWidenings(spec: ScenarioSpec, field: SearchField, oracle: FeasibilityOracle): Promise<Relaxation[]> {
   const current = (spec.search?.[field] ?? []) as readonly (number | string)[];
   const found: Relaxation[] = [];

@@ -166,7 +166,7 @@ export function enumerateConfigs(scenario: Scenario, restriction: SpaceRestricti
  * counted as layers (`search.evenLayerSplit`): the only split Megatron-Core had before 0.9.0
  * (num_layers divisible by pp, and by pp x v with --num-layers-per-virtual-pipeline-stage).
  */
-export function isEvenLayerSplit(laid: ReturnType<typeof defaultPlanStages>): boolean {
+function isEvenLayerSplit(laid: ReturnType<typeof defaultPlanStages>): boolean {
   const split = laid.plan.pipelineSplit;
   if (split !== undefined && (split.embeddingAsLayer || split.lossAsLayer)) return false;
   const chunks = laid.stages.flatMap((stage) => stage.chunkLayers);
