@@ -101,10 +101,25 @@ const LLAMA = {
   'llama3-70b': { layers: 80, hidden: 8192, heads: 64, kvHeads: 8, ffnHidden: 28672, vocab: 128256 },
   'llama2-70b': { layers: 80, hidden: 8192, heads: 64, kvHeads: 8, ffnHidden: 28672, vocab: 32000 },
 };
-// The NeMo Framework Launcher's H100 fp8 examples of Llama 3 8B/70B and GPT-3 175B pass
-// optim.grad_sync_dtype=bf16 to distributed_fused_adam: their gradients are reduced and held in bf16.
-const BF16_GRADIENTS = new Set(['fp8-nemo-24.07-llama3-8b', 'fp8-nemo-24.07-llama3-70b', 'fp8-nemo-24.07-gpt3-175b']);
-const BF16_GRADIENTS_NOTE = '; gradients reduced and held in bf16 (the NeMo Framework Launcher H100 fp8 examples of these models pass optim.grad_sync_dtype=bf16 to distributed_fused_adam with a contiguous gradient buffer)';
+// Rows whose framework configuration reduces and holds the gradients in bf16 (scenario
+// training.gradientDtype 'bf16': the gradient buffer's memory; the reduction is timed in bf16 for
+// every row), each with the configuration that says so. The other rows keep fp32 main gradients
+// (Megatron-LM's default for bf16 training; NeMo's distributed_fused_adam without a
+// grad_sync_dtype, as the Llama 2 long-context and 70B rows, is not documented either way).
+const NEMO_LAUNCHER_FP8_EXAMPLES = 'gradients reduced and held in bf16 (the NeMo Framework Launcher H100 fp8 examples of these models pass optim.grad_sync_dtype=bf16 to distributed_fused_adam with a contiguous gradient buffer)';
+const NEMOTRON_340B_LAUNCHER = 'gradients reduced and held in bf16 (NeMo Framework Launcher conf/training/nemotron/nemotron_340b.yaml, the Nemotron-4 340B pretraining configuration: optim mcore_distributed_optim with grad_sync_dtype bf16)';
+const BRIDGE_PERF_CONFIGS = 'gradients reduced and held in bf16 (Megatron-Bridge scripts/performance/configs set mixed_precision.grad_reduce_in_fp32 and ddp.grad_reduce_in_fp32 to False: set_llama3_common_configs, set_qwen3_common_configs, and the DeepSeek-V3 configuration)';
+const BF16_GRADIENTS = new Map([
+  ['fp8-nemo-24.07-llama3-8b', NEMO_LAUNCHER_FP8_EXAMPLES],
+  ['fp8-nemo-24.07-llama3-70b', NEMO_LAUNCHER_FP8_EXAMPLES],
+  ['fp8-nemo-24.07-gpt3-175b', NEMO_LAUNCHER_FP8_EXAMPLES],
+  ['fp8-nemo-24.07-nemotron-340b', NEMOTRON_340B_LAUNCHER],
+  ...['1536', '3072', '6144'].map((gpus) => [`nemotron4-340b-${gpus}gpus`, NEMOTRON_340B_LAUNCHER]),
+  ...['fp8-bridge-26.04.01-llama3-70b', 'fp8-bridge-25.11-llama3-70b', 'fp8-bridge-25.11-llama3-8b', 'fp8-bridge-26.04.01-qwen3-30b-a3b-ep16',
+    'fp8-bridge-26.02.01-qwen3-30b-a3b-pp2', 'fp8-bridge-26.04.01-deepseek-v3-b200'].map((id) => [id, BRIDGE_PERF_CONFIGS]),
+]);
+/** The assumption note of a row with bf16 gradients ('' otherwise). */
+const bf16GradientsNote = (id) => (BF16_GRADIENTS.has(id) ? `; ${BF16_GRADIENTS.get(id)}` : '');
 
 const fp8 = [
   // id, source, model, GPUs, GBS, MBS, seq, TP, PP, CP, VP, ZeRO, tokens/s/GPU, scaling note
@@ -125,7 +140,7 @@ const fp8 = [
       : 'NVIDIA/NeMo docs/source/performance/performance_summary.md 24.07, DGX H100 (calibration.md section F)',
     metric: 'tokensPerSecondPerGpu',
     published: tokens,
-    assumptions: `${note}; recomputation not published, assumed none (the plan fits without); distributed optimizer${zero === 3 ? ' with FSDP' : ' (ZeRO 1)'}; fused attention; TP and DP overlap on; SwiGLU, GQA, untied embeddings${BF16_GRADIENTS.has(id) ? BF16_GRADIENTS_NOTE : ''}`,
+    assumptions: `${note}; recomputation not published, assumed none (the plan fits without); distributed optimizer${zero === 3 ? ' with FSDP' : ' (ZeRO 1)'}; fused attention; TP and DP overlap on; SwiGLU, GQA, untied embeddings${bf16GradientsNote(id)}`,
     scenario: {
       version: 1,
       name: id,
@@ -210,7 +225,8 @@ const bridgeMoe = [
   ...c, table: 'E', source: BRIDGE, metric: 'tokensPerSecondPerGpu', precision: 'fp8',
   assumptions: `${c.fp8Recipe === 'mxfp8' ? 'MXFP8 (fp8 with training.fp8Recipe mxfp8, at the B200 dense fp8 peak); ' : 'FP8; '}token-dropless with force-balanced routing (every expert gets topK/experts of the tokens); `
     + `${c.recipe}; `
-    + (c.model === 'deepseek-v3' ? 'distributed optimizer (ZeRO 1); fused attention; TP and DP overlap on' : 'recomputation not published, assumed none; distributed optimizer (ZeRO 1); fused attention; TP and DP overlap on'),
+    + (c.model === 'deepseek-v3' ? 'distributed optimizer (ZeRO 1); fused attention; TP and DP overlap on' : 'recomputation not published, assumed none; distributed optimizer (ZeRO 1); fused attention; TP and DP overlap on')
+    + bf16GradientsNote(c.id),
 }));
 
 const NEMO = 'NVIDIA/NeMo docs/source/performance/performance_summary.md 24.07, DGX H100 (calibration.md section F)';
@@ -221,7 +237,7 @@ const nemoH100 = [
   ...c, table: 'F1', source: NEMO, metric: 'tokensPerSecondPerGpu', precision: 'fp8',
   assumptions: 'FP8; recomputation not published, assumed none; distributed optimizer (ZeRO 1); fused attention; TP and DP overlap on'
     + (c.model === 'gpt3-175b' ? '; GPT-3 as NeMo trains it: GELU FFN 4h, MHA, vocabulary padded to 51,200, no dropout' : '; Nemotron-4: squared ReLU, GQA 8')
-    + (BF16_GRADIENTS.has(c.id) ? BF16_GRADIENTS_NOTE : ''),
+    + bf16GradientsNote(c.id),
 }));
 
 // F, long context (NeMo 24.03.01). The published metric is TFLOP/s/GPU; NeMo's FLOP formula of
@@ -269,7 +285,7 @@ const nemotron4 = [[768, 1536, 10.3], [1536, 3072, 10.3], [2304, 6144, 8.0]].map
   id: `nemotron4-340b-${gpus}gpus`, table: 'H', model: 'nemotron-4-340b', gpus, gbs, mbs: 1, seq: 4096, tp: 8, pp: 12, vp: 2, precision: 'bf16',
   source: 'Nemotron-4 340B technical report (arXiv 2406.11704), Table 2 (calibration.md section H)',
   metric: 'iterationTimeS', published: seconds,
-  assumptions: 'BF16; virtual stages not published, taken as 2 (four layers per chunk) from the table\'s own scaling: 8.0 s at 36 microbatches per replica against 10.3 s at 48 (ratio 0.777, 0.772-0.782 within the published rounding) is a bubble of about 6 microbatch times, (p - 1)/v = 11/v for PP 12, so v = 2 (the cost model gives the ratio 0.780 at v = 2, 0.770 at 4, 0.764 at 8, 0.798 without interleaving); MBS 1, no recomputation, ZeRO 1, fused attention, TP and DP overlap on (assumed)',
+  assumptions: 'BF16; virtual stages not published, taken as 2 (four layers per chunk) from the table\'s own scaling: 8.0 s at 36 microbatches per replica against 10.3 s at 48 (ratio 0.777, 0.772-0.782 within the published rounding) is a bubble of about 6 microbatch times, (p - 1)/v = 11/v for PP 12, so v = 2 (the cost model gives the ratio 0.780 at v = 2, 0.770 at 4, 0.764 at 8, 0.798 without interleaving); MBS 1, no recomputation, ZeRO 1, fused attention, TP and DP overlap on (assumed)' + bf16GradientsNote(`nemotron4-340b-${gpus}gpus`),
 }));
 
 const files = [

@@ -104,7 +104,15 @@ describe('Llama-3-70B FP8, TP 4 PP 8 VP 5 on 64 H100s (Megatron-Bridge)', () => 
     // fp8: the QKV, FC1 and FC2 inputs are kept as fp8, the output projection's input once more as fp8: (12.5 h + 6 f - h - f) bytes per token.
     const layerBytes = (s * (12.5 * h + 6 * f - h - f)) / t;
     expect(peak.activationsGiB).toBeCloseTo((9.4 * 10 * layerBytes) / GIB, 6);
-    expect(peak.embeddingOutputGiB).toBeCloseTo(((V * h / t) * (2 + 4 + 12 / 2) + (s / t) * h * 2) / GIB, 6);
+    // bf16 weights, bf16 gradients (Megatron-Bridge's performance configurations reduce in bf16), fp32 optimizer state over dp 2.
+    expect(peak.embeddingOutputGiB).toBeCloseTo(((V * h / t) * (2 + 2 + 12 / 2) + (s / t) * h * 2) / GIB, 6);
+  });
+
+  it('its gradients are held in bf16 as Megatron-Bridge runs it (grad_reduce_in_fp32 off): 2 bytes per parameter, fp32 would be 4', () => {
+    expect(scenario.training.gradientDtype).toBe('bf16');
+    const fp32 = evaluate({ ...scenario, training: { ...scenario.training, gradientDtype: 'fp32' } }, plan).predicted.peakMemory;
+    expect(fp32.gradientsGiB / peak.gradientsGiB).toBeCloseTo(2, 9);
+    expect(fp32.totalGiB - peak.totalGiB).toBeCloseTo(peak.gradientsGiB + (V * h / t) * 2 / GIB, 6);
   });
 
   it('fp8 keeps an fp8 weight and its transpose for every linear layer (2 bytes per parameter) on top of the bf16 weights', () => {
