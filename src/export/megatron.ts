@@ -5,6 +5,7 @@
 import { evaluateLayout } from '../model/evaluate';
 import { interleavedGroupSize } from '../model/pipeline-schedule-rules';
 import type { PlanLayout } from '../model/placement';
+import { gathersParamsInFp8 } from '../model/memory';
 import { megatronLayerSplit } from '../model/framework-issues';
 import { expertTpOf } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
@@ -96,6 +97,11 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
   args.push(['--bf16']);
   if (training.gradientDtype === 'bf16') args.push(['--grad-reduce-in-bf16']);
   if (training.precision === 'fp8') args.push(...megatronFp8Args(training.fp8Recipe, messages));
+  // The linear layers' weights kept in fp8 alone and gathered in fp8 (needs the distributed optimizer or FSDP: ZeRO >= 1).
+  if (gathersParamsInFp8(scenario, plan)) args.push(['--fp8-param-gather']);
+  else if (training.precision === 'fp8' && training.fp8ParamGather === true) {
+    messages.push({ severity: 'note', message: 'training.fp8ParamGather is not exported: with ZeRO 0 Megatron-LM has no distributed optimizer to hold the fp32 master weights --fp8-param-gather needs, and the plan was costed without it' });
+  }
 
   networkNote(layout, 'Megatron-LM', messages);
   const critical = criticalReplicas(scenario, layout, messages);

@@ -4,6 +4,7 @@
  * the tests is test/fixtures/torchtitan-keys.txt). Pure.
  */
 import type { PlanLayout } from '../model/placement';
+import { gathersParamsInFp8 } from '../model/memory';
 import { TORCHTITAN } from '../model/framework-capabilities';
 import type { Scenario } from '../model/scenario';
 import type { Fp8Recipe } from '../model/scenario-schema';
@@ -28,7 +29,16 @@ export function exportTorchtitan(scenario: Scenario, layout: PlanLayout): Framew
   const fp8 = training.precision === 'fp8' ? torchtitanFp8(training.fp8Recipe, messages) : undefined;
   if (fp8) modelKeys.push(['converters', [fp8.converter]]);
   if (modelKeys.length > 0) sections.push(['model', modelKeys]);
-  if (fp8?.recipeName) sections.push([fp8.converter, [['recipe_name', fp8.recipeName]]]);
+  const fp8Keys: [string, TomlValue][] = fp8?.recipeName ? [['recipe_name', fp8.recipeName]] : [];
+  if (gathersParamsInFp8(scenario, plan)) {
+    // FSDP2's float8 all-gather: torchao gathers the float8 linear weights in fp8 (tensorwise scaling only).
+    if (fp8?.converter === 'float8' && (fp8.recipeName ?? 'tensorwise') === 'tensorwise') {
+      fp8Keys.push(['enable_fsdp_float8_all_gather', true], ['precompute_float8_dynamic_scale_for_fsdp', true]);
+    } else {
+      messages.push({ severity: 'warning', message: `torchtitan gathers weights in fp8 only with the tensorwise float8 recipe ([float8] enable_fsdp_float8_all_gather): with ${training.fp8Recipe} the weights are gathered in bf16, twice the bytes of the parameter gather the plan was costed with (training.fp8ParamGather)` });
+    }
+  }
+  if (fp8 && fp8Keys.length > 0) sections.push([fp8.converter, fp8Keys]);
 
   if (training.gradientDtype === 'bf16') {
     messages.push({ severity: 'warning', message: "torchtitan reduces gradients in float32 only ([training] mixed_precision_reduce accepts \"float32\"): the scenario's bf16 gradient buffer (training.gradientDtype) cannot be expressed, and its gradients take twice the bytes the plan's memory counts" });

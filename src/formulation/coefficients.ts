@@ -8,7 +8,7 @@
  */
 import { CALIBRATION } from '../model/calibration-constants';
 import { routeLatencyS } from '../model/cross-site';
-import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMemoryBasis } from '../model/memory';
+import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, syncBytesPerGpu, type StageMemoryBasis } from '../model/memory';
 import { allReduceS, dataParallelTier } from '../model/network';
 import { chainCrossings, fillDrainS, forwardPartS, shortPipelineS } from '../model/pipeline';
 import { roundTripFloorLine, roundTripFloorS, roundTripProfile, type ChainBoundary, type FloorLine, type RoundTripProfile } from '../model/pipeline-round-trip';
@@ -271,7 +271,7 @@ export function computeCoefficients(
   });
 
   const compression = scenario.search?.allowGradientCompression ? 0.5 : 1;
-  const gradBytesPerGpu = memoryBases.map(({ params }) => BF16_BYTES * (params.dense + params.expert));
+  const gradBytesPerGpu = memoryBases.map((basis) => syncBytesPerGpu(basis.params, basis.fp8Params, basis.fp8OnlyWeights));
   // Ring time is non-decreasing in the rank count; the fastest site's tier gives the lower bound.
   const ringLowerBound = (bytes: number, ranks: number) =>
     Math.min(...scenario.sites.map((site) => allReduceS(bytes, ranks, dataParallelTier(site, ranks, config.tp, false))));

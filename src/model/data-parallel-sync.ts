@@ -6,12 +6,11 @@
  * summed too: their rings take both GPUs' replicas, 2 x dp x cp ranks, wherever they are.
  */
 import { addRouteLoad, emptyLoads, linkBusyS, linkSettings, ringHops, routeLatencyS, type LinkLoad } from './cross-site';
-import { stageParams } from './memory';
+import { fp8CopiedParams, gathersParamsInFp8, stageParams, syncBytesPerGpu } from './memory';
 import { dataParallelTier, reduceScatterS } from './network';
 import type { PlanLayout } from './placement';
 import { isBidirectional } from './schedule-chain';
 import type { Scenario } from './scenario';
-import { BF16_BYTES } from './units';
 
 /** Gradient sync time per stage: intra-site ring(s) plus the shared cross-site phase. */
 export function dataParallelSync(
@@ -28,11 +27,11 @@ export function dataParallelSync(
   let maxHopLatencyS = 0;
   let maxRingSites = 1;
   const copies = isBidirectional(plan.schedule) ? 2 : 1;
+  const fp8Gather = gathersParamsInFp8(scenario, plan);
   // Replicas at each site of the GPUs that hold stage j's weights: its own, and under DualPipe its mirror's.
   const ringReplicas = replicasOfStageAtSite.map((atSite, j) => (copies === 1 ? atSite : atSite.map((r, site) => r + replicasOfStageAtSite[stages.length - 1 - j]![site]!)));
   stages.forEach((stage, j) => {
-    const params = stageParams(scenario, plan, stage);
-    const gradBytesPerGpu = BF16_BYTES * (params.dense + params.expert);
+    const gradBytesPerGpu = syncBytesPerGpu(stageParams(scenario, plan, stage), fp8CopiedParams(scenario, plan, stage), fp8Gather);
     const sites = ringReplicas[j]!.flatMap((replicas, site) => (replicas > 0 ? [site] : []));
     siteSets.push(sites);
     const totalRanks = copies * plan.dp * plan.cp;

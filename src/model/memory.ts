@@ -12,7 +12,7 @@ import { microbatchesHeld } from './schedule-order';
 import { tokensPerGpu } from './stage-cost';
 import { fp8ActivationSavingBytesPerToken, layerActivationBytesPerToken, mtpActivationBytesPerToken, recomputedActivationBytesPerToken, scoreBytesPerToken } from './transformer-activations';
 import { attentionParams, denseMlpParams, embeddingParams, fp8LinearParams, moeMlpParams, mtpParams } from './transformer-params';
-import { BF16_BYTES, BYTES_PER_GIB } from './units';
+import { BF16_BYTES, BYTES_PER_GIB, FP8_BYTES } from './units';
 
 /** Parameters one GPU of a stage holds, split by how they are sharded. */
 export interface StageParams {
@@ -30,13 +30,13 @@ export interface StageParams {
  * separate terms; the parts add up to `totalGiB` (up to rounding).
  */
 export interface StageMemory {
-  /** bf16 weights of the stage's transformer layers (and multi-token prediction modules); ZeRO-3: sharded, plus the gathered layer in use. */
+  /** bf16 weights of the stage's transformer layers (and multi-token prediction modules), without the linear layers' under fp8 parameter gather; ZeRO-3: sharded, plus the gathered layer in use. */
   readonly weightsGiB: number;
   /** Gradients of those weights: fp32 main gradients (4 bytes per parameter) or a bf16 buffer (2, training.gradientDtype); ZeRO-2 and 3: sharded, plus one layer's unsharded gradient before its reduce-scatter. */
   readonly gradientsGiB: number;
   /** fp32 master weights and Adam moments (12 bytes per parameter), sharded over data parallelism from ZeRO-1 (Megatron's distributed optimizer). */
   readonly optimizerGiB: number;
-  /** fp8 training: the fp8 weight and its transpose that Transformer Engine keeps for every linear layer (2 bytes per parameter). */
+  /** fp8 training: the fp8 weight and its transpose that Transformer Engine keeps for every linear layer (2 bytes per parameter); under fp8 parameter gather the only copy of those weights. */
   readonly fp8WeightCopiesGiB: number;
   /** Activations the transformer layers keep for backward, by schedule (microbatches in flight) and recomputation. */
   readonly activationsGiB: number;
@@ -84,7 +84,7 @@ export function stageParams(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'ep'
  * Linear-layer parameters per GPU of a stage that fp8 training also keeps as fp8 copies (weight
  * and transpose), split like {@link StageParams}: 0 unless training.precision is fp8.
  */
-function fp8CopiedParams(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'ep' | 'expertTp'>, stage: StageLayout): { readonly dense: number; readonly expert: number } {
+export function fp8CopiedParams(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'ep' | 'expertTp'>, stage: StageLayout): { readonly dense: number; readonly expert: number } {
   if (scenario.training.precision !== 'fp8') return { dense: 0, expert: 0 };
   const model = scenario.model;
   const dense = fp8LinearParams(model, false);
@@ -95,6 +95,26 @@ function fp8CopiedParams(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'ep' | 
     expert: (stage.moeLayers * moe.routed) / (expertTpOf(plan) * plan.ep),
   };
 }
+
+/**
+ * Bytes per GPU of each half of a stage's data-parallel sync as the cost model times it (a
+ * reduce-scatter and an all-gather of this many bytes each, docs/cost-model.md §3): gradients
+ * reduced in bf16, parameters gathered in bf16, or at 1 byte for the linear layers' fp8 weights
+ * under fp8 parameter gather, the two halves then timed at their mean size. The evaluator
+ * (data-parallel-sync.ts) and the planner's coefficients (coefficients.ts) both take it from here.
+ */
+export function syncBytesPerGpu(params: StageParams, fp8Params: { readonly dense: number; readonly expert: number }, fp8OnlyWeights: boolean): number {
+  const gatheredInFp8 = fp8OnlyWeights ? fp8Params.dense + fp8Params.expert : 0;
+  return BF16_BYTES * (params.dense + params.expert) - ((BF16_BYTES - FP8_BYTES) * gatheredInFp8) / 2;
+}
+
+/**
+ * Whether the linear layers' weights live only in fp8 and are gathered in fp8 (training.fp8ParamGather,
+ * Megatron-LM --fp8-param-gather): fp8 training with ZeRO >= 1 (the distributed optimizer or
+ * FSDP holds the fp32 master weights it needs; with ZeRO 0 Megatron-LM refuses it).
+ */
+export const gathersParamsInFp8 = (scenario: Scenario, plan: Pick<PlanSpec, 'zero'>): boolean =>
+  scenario.training.precision === 'fp8' && scenario.training.fp8ParamGather === true && plan.zero >= 1;
 
 /**
  * NCCL communicators a stage's GPUs use: tensor, context and expert parallelism when their
@@ -135,6 +155,8 @@ export interface StageMemoryBasis {
   readonly params: StageParams;
   /** Linear-layer parameters with fp8 copies (0 without fp8). */
   readonly fp8Params: { readonly dense: number; readonly expert: number };
+  /** Those parameters keep no bf16 copy (fp8 parameter gather, {@link gathersParamsInFp8}). */
+  readonly fp8OnlyWeights: boolean;
   /** ZeRO-2 and 3: bytes of the largest tensor group reduced at once (one layer's, or the embedding/output matrix's, fp32 gradient), held unsharded until its reduce-scatter; 0 below ZeRO-2. */
   /** Bytes per parameter of the gradient buffer (training.gradientDtype). */
   readonly gradientBytesPerParam: number;
@@ -182,6 +204,7 @@ export function stageMemoryBasis(scenario: Scenario, plan: MemoryBasisPlan, stag
   return {
     params,
     fp8Params: fp8CopiedParams(scenario, plan, stage),
+    fp8OnlyWeights: gathersParamsInFp8(scenario, plan),
     gradientBytesPerParam: gradientBytesPerParam(scenario),
     unshardedGradientBytes: plan.zero >= 2 ? gradientBytesPerParam(scenario) * Math.max(layerParams / Math.max(1, stage.layers), stage.hasEmbedding || stage.hasOutputLayer ? embeddingParams(model) / plan.tp : 0) : 0,
     communicators: ncclCommunicators(scenario, plan, stage),
@@ -235,8 +258,10 @@ interface StateParts {
 function stateParts(basis: StageMemoryBasis, plan: ShardingPlan): StateParts {
   const { params, zero } = basis;
   const layerDense = params.dense - params.vocab;
+  // Under fp8 parameter gather the linear layers' weights are their fp8 copies alone: no bf16 weight.
+  const fp8Only = basis.fp8OnlyWeights ? basis.fp8Params : { dense: 0, expert: 0 };
   return {
-    weightsGiB: toGiB(stateBytes(layerDense, params.expert, plan, BF16_BYTES, zero >= 3) + basis.gatheredWeightsBytes),
+    weightsGiB: toGiB(stateBytes(layerDense - fp8Only.dense, params.expert - fp8Only.expert, plan, BF16_BYTES, zero >= 3) + basis.gatheredWeightsBytes),
     gradientsGiB: toGiB(stateBytes(layerDense, params.expert, plan, basis.gradientBytesPerParam, zero >= 2) + basis.unshardedGradientBytes),
     optimizerGiB: toGiB(stateBytes(layerDense, params.expert, plan, 12, zero >= 1)),
     fp8WeightCopiesGiB: toGiB(stateBytes(basis.fp8Params.dense, basis.fp8Params.expert, plan, 2, false)),

@@ -1,5 +1,5 @@
 /**
- * Checks of training.precision and training.fp8Recipe against the sites' GPUs: fp8 needs fp8
+ * Checks of training.precision, training.fp8Recipe and training.fp8ParamGather against the sites' GPUs: fp8 needs fp8
  * tensor cores (at most twice the bf16 rate), the mxfp8 recipe GPUs that apply MX block scales.
  */
 import type { InputIssue } from './validation-error';
@@ -10,6 +10,7 @@ export function checkPrecision(spec: ScenarioSpec, sites: readonly Site[], issue
   const recipe = spec.training.fp8Recipe;
   if (spec.training.precision !== 'fp8') {
     if (recipe !== undefined) issues.push({ path: 'training.fp8Recipe', message: `${recipe} applies to precision fp8 only (training.precision is ${spec.training.precision})` });
+    if (spec.training.fp8ParamGather === true) issues.push({ path: 'training.fp8ParamGather', message: `applies to precision fp8 only (training.precision is ${spec.training.precision})` });
     return;
   }
   for (const site of sites) {

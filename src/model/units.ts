@@ -4,6 +4,7 @@ export const BYTES_PER_GIB = 1024 ** 3;
 export const BYTES_PER_GB = 1e9;
 /** bf16 bytes per element. */
 export const BF16_BYTES = 2;
+export const FP8_BYTES = 1;
 /** Fiber propagation delay, one way, seconds per km (about 4.9 us/km). */
 export const FIBER_ONE_WAY_S_PER_KM = 4.9e-6;
 
