@@ -120,6 +120,14 @@ const BF16_GRADIENTS = new Map([
 ]);
 /** The assumption note of a row with bf16 gradients ('' otherwise). */
 const bf16GradientsNote = (id) => (BF16_GRADIENTS.has(id) ? `; ${BF16_GRADIENTS.get(id)}` : '');
+// Rows run with Megatron-Bridge's fp8 current-scaling precision (scripts/performance/utils/precision.py:
+// fp8_cs is bf16_with_fp8_current_scaling_mixed, which sets fp8_param_gather): the linear layers'
+// weights kept and gathered in fp8 only (scenario training.fp8ParamGather). The other fp8 rows'
+// recipes do not say (the 26.02.01 Qwen3 recipe is not in the repository; Llama-3-70B 26.04.01 is
+// published as plain FP8; MXFP8's mixed-precision recipe has set it both ways across releases).
+const FP8_PARAM_GATHER = new Set(['fp8-bridge-25.11-llama3-70b', 'fp8-bridge-25.11-llama3-8b', 'fp8-bridge-26.04.01-qwen3-30b-a3b-ep16']);
+const FP8_PARAM_GATHER_NOTE = '; weights kept and gathered in fp8 only (Megatron-Bridge fp8_cs precision: bf16_with_fp8_current_scaling_mixed sets fp8_param_gather)';
+const fp8ParamGatherNote = (id) => (FP8_PARAM_GATHER.has(id) ? FP8_PARAM_GATHER_NOTE : '');
 
 const fp8 = [
   // id, source, model, GPUs, GBS, MBS, seq, TP, PP, CP, VP, ZeRO, tokens/s/GPU, scaling note
@@ -140,12 +148,12 @@ const fp8 = [
       : 'NVIDIA/NeMo docs/source/performance/performance_summary.md 24.07, DGX H100 (calibration.md section F)',
     metric: 'tokensPerSecondPerGpu',
     published: tokens,
-    assumptions: `${note}; recomputation not published, assumed none (the plan fits without); distributed optimizer${zero === 3 ? ' with FSDP' : ' (ZeRO 1)'}; fused attention; TP and DP overlap on; SwiGLU, GQA, untied embeddings${bf16GradientsNote(id)}`,
+    assumptions: `${note}; recomputation not published, assumed none (the plan fits without); distributed optimizer${zero === 3 ? ' with FSDP' : ' (ZeRO 1)'}; fused attention; TP and DP overlap on; SwiGLU, GQA, untied embeddings${bf16GradientsNote(id)}${fp8ParamGatherNote(id)}`,
     scenario: {
       version: 1,
       name: id,
       model: { name: id, ...shape, mlp: 'swiglu', tiedEmbeddings: false, dropout: false },
-      training: { seqLen, globalBatchSeqs: batch, precision: 'fp8', flashAttention: true, overlap: { tensorParallel: true, dataParallel: true }, ...(BF16_GRADIENTS.has(id) ? { gradientDtype: 'bf16' } : {}) },
+      training: { seqLen, globalBatchSeqs: batch, precision: 'fp8', flashAttention: true, overlap: { tensorParallel: true, dataParallel: true }, ...(BF16_GRADIENTS.has(id) ? { gradientDtype: 'bf16' } : {}), ...(FP8_PARAM_GATHER.has(id) ? { fp8ParamGather: true } : {}) },
       cluster: { sites: [{ name: 'cluster', gpuType: 'H100-SXM', gpus, gpusPerNode: 8 }], links: [] },
     },
     plan: { tp, cp, ep: 1, pp, dp: gpus / (tp * pp * cp), microBatchSeqs: mbs, schedule: v > 1 ? 'interleaved' : '1f1b', virtualStages: v, recompute: 'none', zero },
@@ -191,6 +199,7 @@ function row(c) {
         overlap: { tensorParallel: true, dataParallel: true, expertParallel: c.epOverlap ?? false },
         expertDispatcher: c.dispatcher ?? 'alltoall',
         ...(BF16_GRADIENTS.has(c.id) ? { gradientDtype: 'bf16' } : {}),
+        ...(FP8_PARAM_GATHER.has(c.id) ? { fp8ParamGather: true } : {}),
       },
       // A job on fewer GPUs than a node (the 4-GPU long-context row) is written as nodes of that many GPUs.
       cluster: { sites: [{ name: 'cluster', gpuType: c.gpuType ?? 'H100-SXM', gpus: c.gpus, gpusPerNode: Math.min(8, c.gpus) }], links: [] },
@@ -226,7 +235,7 @@ const bridgeMoe = [
   assumptions: `${c.fp8Recipe === 'mxfp8' ? 'MXFP8 (fp8 with training.fp8Recipe mxfp8, at the B200 dense fp8 peak); ' : 'FP8; '}token-dropless with force-balanced routing (every expert gets topK/experts of the tokens); `
     + `${c.recipe}; `
     + (c.model === 'deepseek-v3' ? 'distributed optimizer (ZeRO 1); fused attention; TP and DP overlap on' : 'recomputation not published, assumed none; distributed optimizer (ZeRO 1); fused attention; TP and DP overlap on')
-    + bf16GradientsNote(c.id),
+    + bf16GradientsNote(c.id) + fp8ParamGatherNote(c.id),
 }));
 
 const NEMO = 'NVIDIA/NeMo docs/source/performance/performance_summary.md 24.07, DGX H100 (calibration.md section F)';

@@ -126,7 +126,11 @@ describe('exports', () => {
 describe('report', () => {
   it("the scenario table names the recipe beside the precision", () => {
     const html = htmlReport(reportFromGivenPlan(parseScenario(withRecipe('mxfp8', 'B200')), plan, 'plan.json'));
-    expect(html).toContain('<td>fp8 (mxfp8 scaling)</td>');
-    expect(htmlReport(reportFromGivenPlan(parseScenario(withRecipe(undefined, 'B200')), plan, 'plan.json'))).toMatch(/precision<\/th><td>fp8<\/td>/);
+    expect(html).toContain('<td>fp8 (mxfp8 scaling); fp32 gradients</td>');
+    expect(htmlReport(reportFromGivenPlan(parseScenario(withRecipe(undefined, 'B200')), plan, 'plan.json'))).toMatch(/precision<\/th><td>fp8; fp32 gradients<\/td>/);
+    // training.fp8ParamGather and training.gradientDtype are said beside it.
+    const gathered = withRecipe('mxfp8', 'B200');
+    const both = { ...gathered, training: { ...gathered.training, fp8ParamGather: true, gradientDtype: 'bf16' } };
+    expect(htmlReport(reportFromGivenPlan(parseScenario(both), plan, 'plan.json'))).toContain('<td>fp8 (mxfp8 scaling); weights kept and gathered in fp8; bf16 gradients</td>');
   });
 });

@@ -90,7 +90,9 @@ function scenarioTable(data: ReportData): string {
     model.moe ? row('experts', `${model.moe.experts}, top-${model.moe.topK}`) : '',
     row('sequence length', String(training.seqLen)),
     row('global batch', `${training.globalBatchSeqs} sequences`),
-    row('precision', escapeHtml(training.fp8Recipe ? `${training.precision} (${training.fp8Recipe} scaling)` : training.precision)),
+    row('precision', escapeHtml(training.fp8Recipe ? `${training.precision} (${training.fp8Recipe} scaling)` : training.precision)
+      + (training.precision === 'fp8' && training.fp8ParamGather ? '; weights kept and gathered in fp8' : '')
+      + `; ${training.gradientDtype} gradients`),
   ];
   return `<table id="scenario-table"><caption>Scenario</caption>${rows.join('')}</table>`;
 }
