@@ -107,6 +107,21 @@ describe('numeric relaxations are the least that fit (one step less does not)', 
     const fewer = { ...gpus, newValue: (gpus.newValue as number) - 8 };
     expect(await planStatus(applyRelaxation(scenario.spec, scenario, fewer))).toBe('infeasible');
   }, 120_000);
+
+  it('required iteration time: the value to allow is a fitting plan\'s time within 2% of the bound it prints, which no plan beats', async () => {
+    const scenario = parseScenario(readFixture('infeasible/link-capacity'));
+    const diagnosis = await diagnose(scenario, { backends, reSolveTimeLimitS: 4 });
+    const relaxation = diagnosis.conflicts.find((c) => c.constraint === 'iteration-time')!.relaxations[0]!;
+    const valueS = relaxation.newValue as number;
+    const bound = /no plan takes less than ([\d.]+) s/.exec(relaxation.change);
+    const boundS = bound ? Number(bound[1]) : valueS;
+    // The search stops at a proven 2% gap (ITERATION_TIME_GAP); the value is rounded up to 1 ms.
+    expect((valueS - boundS) / valueS).toBeLessThanOrEqual(0.02 + 0.001 / valueS + 1e-9);
+    // The bound is a bound: with the requirement just under it no plan fits.
+    const under = { ...relaxation, newValue: Number((boundS * 0.999).toFixed(3)) };
+    expect(await planStatus(applyRelaxation(scenario.spec, scenario, under))).toBe('infeasible');
+    expect(await planStatus(applyRelaxation(scenario.spec, scenario, relaxation))).toMatch(/^(optimal|feasible)$/);
+  }, 120_000);
 });
 
 describe('diagnosis of a scenario that has a plan', () => {

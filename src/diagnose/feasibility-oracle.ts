@@ -67,12 +67,12 @@ export class FeasibilityOracle {
   }
 
   /** The best plan (not the first that fits) for the scenario, or a non-feasible answer. */
-  async optimize(spec: ScenarioSpec, seedPlans: readonly PlanSpec[] = [], timeLimitS = this.timeLimitS): Promise<FeasibilityAnswer & { readonly lowerBoundS?: number }> {
+  async optimize(spec: ScenarioSpec, seedPlans: readonly PlanSpec[] = [], timeLimitS = this.timeLimitS, gap = 0.01): Promise<FeasibilityAnswer & { readonly lowerBoundS?: number }> {
     this.calls++;
-    return this.solve(spec, false, seedPlans, timeLimitS);
+    return this.solve(spec, false, seedPlans, timeLimitS, gap);
   }
 
-  private async solve(spec: ScenarioSpec, stopAtFirstFit = true, seedPlans: readonly PlanSpec[] = [], timeLimitS = this.timeLimitS): Promise<FeasibilityAnswer & { readonly lowerBoundS?: number }> {
+  private async solve(spec: ScenarioSpec, stopAtFirstFit = true, seedPlans: readonly PlanSpec[] = [], timeLimitS = this.timeLimitS, gap = 0.01): Promise<FeasibilityAnswer & { readonly lowerBoundS?: number }> {
     let scenario: Scenario;
     try {
       scenario = parseScenario(spec);
@@ -92,7 +92,7 @@ export class FeasibilityOracle {
         if (evaluation?.fits) return { feasibility: 'feasible', plan: known, evaluation, reasons: [] };
       }
     }
-    const result = await searchPlans(scenario, { timeLimitS, gap: 0.01, backends: this.backends, restriction: space, stopAtFirstFit, seedPlans });
+    const result = await searchPlans(scenario, { timeLimitS, gap, backends: this.backends, restriction: space, stopAtFirstFit, seedPlans });
     if (result.plan && result.evaluation) {
       this.knownPlans.unshift(result.plan);
       if (this.knownPlans.length > KNOWN_PLANS) this.knownPlans.pop();
