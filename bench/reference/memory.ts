@@ -2,6 +2,8 @@
 // change): the reference the equivalence test (test/candidates-equivalence.test.ts) and bench/enumeration-speed.ts compare against.
 // The microbatches in flight are the cost model's current count, not a frozen one (see microbatchesInFlight), and
 // stageMemory follows the memory physics of docs/cost-model.md §6 as it now stands (named terms), computed directly.
+// training.fp8ParamGather is outside this copy (bf16 weights and sync bytes only): the equivalence test's
+// scenarios do not set it, and test/fp8-param-gather.test.ts checks that path against exhaustive search instead.
 /**
  * Memory per GPU of one pipeline stage: weights, gradients and optimizer state under ZeRO,
  * and activations by schedule and recomputation (docs/cost-model.md §5; Korthikanti et al. 2022).

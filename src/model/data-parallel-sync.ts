@@ -8,6 +8,7 @@
 import { addRouteLoad, emptyLoads, linkBusyS, linkSettings, ringHops, routeLatencyS, type LinkLoad } from './cross-site';
 import { fp8CopiedParams, gathersParamsInFp8, stageParams, syncBytesPerGpu } from './memory';
 import { dataParallelTier, reduceScatterS } from './network';
+import { FP8_BYTES } from './units';
 import type { PlanLayout } from './placement';
 import { isBidirectional } from './schedule-chain';
 import type { Scenario } from './scenario';
@@ -31,7 +32,10 @@ export function dataParallelSync(
   // Replicas at each site of the GPUs that hold stage j's weights: its own, and under DualPipe its mirror's.
   const ringReplicas = replicasOfStageAtSite.map((atSite, j) => (copies === 1 ? atSite : atSite.map((r, site) => r + replicasOfStageAtSite[stages.length - 1 - j]![site]!)));
   stages.forEach((stage, j) => {
-    const gradBytesPerGpu = syncBytesPerGpu(stageParams(scenario, plan, stage), fp8CopiedParams(scenario, plan, stage), fp8Gather);
+    const params = stageParams(scenario, plan, stage);
+    const gradBytesPerGpu = syncBytesPerGpu(params, fp8CopiedParams(scenario, plan, stage), fp8Gather);
+    // fp8 compression on a link sends both halves at 1 byte per parameter, the fp8-gathered weights included.
+    const compressedBytesPerGpu = FP8_BYTES * (params.dense + params.expert);
     const sites = ringReplicas[j]!.flatMap((replicas, site) => (replicas > 0 ? [site] : []));
     siteSets.push(sites);
     const totalRanks = copies * plan.dp * plan.cp;
@@ -48,12 +52,12 @@ export function dataParallelSync(
     maxRingSites = Math.max(maxRingSites, sites.length);
     for (const hop of ringHops(sites)) {
       const link = scenario.routes[hop.from]![hop.to]![0]!;
-      const compressed = settings[link]!.gradientCompression === 'fp8' ? 0.5 : 1;
+      const hopBytesPerGpu = settings[link]!.gradientCompression === 'fp8' ? compressedBytesPerGpu : gradBytesPerGpu;
       const flat = settings[link]!.collectives === 'flat';
       const k = sites.length;
       const bytes = flat
-        ? plan.tp * plan.cp * (2 * (totalRanks - 1) / totalRanks) * gradBytesPerGpu * compressed
-        : plan.tp * (2 * (k - 1) / k) * gradBytesPerGpu * compressed;
+        ? plan.tp * plan.cp * (2 * (totalRanks - 1) / totalRanks) * hopBytesPerGpu
+        : plan.tp * (2 * (k - 1) / k) * hopBytesPerGpu;
       const pairs = flat ? plan.tp * plan.cp : ringReplicas[j]![hop.from]! * plan.tp * plan.cp;
       addRouteLoad(scenario, crossLoads, hop.from, hop.to, bytes, pairs);
       maxHopLatencyS = Math.max(maxHopLatencyS, routeLatencyS(scenario, hop.from, hop.to));

@@ -264,7 +264,11 @@ function stateParts(basis: StageMemoryBasis, plan: ShardingPlan): StateParts {
     weightsGiB: toGiB(stateBytes(layerDense - fp8Only.dense, params.expert - fp8Only.expert, plan, BF16_BYTES, zero >= 3) + basis.gatheredWeightsBytes),
     gradientsGiB: toGiB(stateBytes(layerDense, params.expert, plan, basis.gradientBytesPerParam, zero >= 2) + basis.unshardedGradientBytes),
     optimizerGiB: toGiB(stateBytes(layerDense, params.expert, plan, 12, zero >= 1)),
-    fp8WeightCopiesGiB: toGiB(stateBytes(basis.fp8Params.dense, basis.fp8Params.expert, plan, 2, false)),
+    // The fp8 weight and its transpose, kept whole; with fp8 parameter gather under ZeRO-3 the
+    // weights themselves are the fp8 shards (1 byte each), gathered per layer into the working copy.
+    fp8WeightCopiesGiB: toGiB(basis.fp8OnlyWeights && zero >= 3
+      ? stateBytes(basis.fp8Params.dense, basis.fp8Params.expert, plan, FP8_BYTES, true)
+      : stateBytes(basis.fp8Params.dense, basis.fp8Params.expert, plan, 2, false)),
     vocabStateGiB: toGiB(stateBytes(params.vocab, 0, plan, BF16_BYTES, zero >= 3) + stateBytes(params.vocab, 0, plan, basis.gradientBytesPerParam, zero >= 2) + stateBytes(params.vocab, 0, plan, 12, zero >= 1)),
   };
 }

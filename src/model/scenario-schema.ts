@@ -97,7 +97,7 @@ export const trainingSchema = z.strictObject({
   gradientDtype: z.enum(['fp32', 'bf16']).default('fp32')
     .describe("Data type of the gradient buffer backward accumulates into (its memory): fp32 main gradients (Megatron-LM's default under bf16, accumulate_allreduce_grads_in_fp32) or bf16 (Megatron-LM --grad-reduce-in-bf16; NeMo's distributed_fused_adam with optim.grad_sync_dtype=bf16). The data-parallel sync is timed at bf16 bytes either way (docs/cost-model.md §3, DP)."),
   fp8ParamGather: z.boolean().optional()
-    .describe("With precision fp8 and ZeRO >= 1: the linear layers' weights are kept only as fp8 (no bf16 copy beside the fp8 weight and its transpose; the fp32 master weights stay in the optimizer) and gathered over data parallelism in fp8 (Megatron-LM --fp8-param-gather; Megatron-Bridge's fp8 current-scaling and MXFP8 mixed-precision recipes set it). With ZeRO 0 it changes nothing (Megatron-LM needs the distributed optimizer or FSDP for it)."),
+    .describe("With precision fp8 and ZeRO >= 1: the linear layers' weights are kept only as fp8 (no bf16 copy beside the fp8 weight and its transpose; the fp32 master weights stay in the optimizer) and gathered over data parallelism in fp8 (Megatron-LM --fp8-param-gather; Megatron-Bridge's fp8 current-scaling mixed-precision recipe sets it). With ZeRO 0 it changes nothing (Megatron-LM needs the distributed optimizer or FSDP for it)."),
   totalTokens: positiveNumber('tokens to train on', 1e18).optional()
     .describe('Tokens the whole training run processes: iterations = totalTokens / (globalBatchSeqs x seqLen), rounded up; with site prices, plan and evaluate report the days and dollars of the run.'),
   expertDispatcher: z.enum(EXPERT_DISPATCHERS).default('alltoall')

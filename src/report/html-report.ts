@@ -91,7 +91,7 @@ function scenarioTable(data: ReportData): string {
     row('sequence length', String(training.seqLen)),
     row('global batch', `${training.globalBatchSeqs} sequences`),
     row('precision', escapeHtml(training.fp8Recipe ? `${training.precision} (${training.fp8Recipe} scaling)` : training.precision)
-      + (training.precision === 'fp8' && training.fp8ParamGather ? '; weights kept and gathered in fp8' : '')
+      + (training.precision === 'fp8' && training.fp8ParamGather ? (data.plan && data.plan.zero === 0 ? '; fp8 parameter gather off (ZeRO 0)' : '; weights kept and gathered in fp8') : '')
       + `; ${training.gradientDtype} gradients`),
   ];
   return `<table id="scenario-table"><caption>Scenario</caption>${rows.join('')}</table>`;
