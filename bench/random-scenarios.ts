@@ -126,6 +126,9 @@ export const smallScenarioArbitrary = fc.record({
     training: {
       seqLen: r.seqLen, globalBatchSeqs: r.globalBatchSeqs, precision: r.precision, ...moeTraining,
       ...(r.maxIterationTimeS === null ? {} : { maxIterationTimeS: r.maxIterationTimeS }),
+      // fp8 parameter gather on the fp8 scenarios that may compress gradients (derived, so the
+      // generated stream is unchanged): its sync bytes meet compression and every ZeRO stage.
+      ...(r.precision === 'fp8' && r.allowGradientCompression ? { fp8ParamGather: true } : {}),
     },
     cluster: { sites, links }, search,
   };
