@@ -59,8 +59,8 @@ describe('training.fp8ParamGather', () => {
     const P = basis.params.dense + basis.params.expert;
     const F = basis.fp8Params.dense + basis.fp8Params.expert;
     // Reduce-scatter 2P bytes, all-gather 2(P - F) + F: each half (2P + 2P - F) / 2.
-    expect(syncBytesPerGpu(basis.params, basis.fp8Params, true)).toBeCloseTo((4 * P - F) / 2, 6);
-    expect(syncBytesPerGpu(basis.params, basis.fp8Params, false)).toBe(2 * P);
+    expect(syncBytesPerGpu(basis.params, basis.fp8Params)).toBeCloseTo((4 * P - F) / 2, 6);
+    expect(syncBytesPerGpu(basis.params)).toBe(2 * P);
     const off = evaluate(parseScenario(base), spec).predicted;
     const on = evaluate(scenario, spec).predicted;
     expect(on.iterationTimeS).toBeLessThanOrEqual(off.iterationTimeS);

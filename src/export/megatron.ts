@@ -99,7 +99,7 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
   if (training.precision === 'fp8') args.push(...megatronFp8Args(training.fp8Recipe, messages));
   // The linear layers' weights kept in fp8 alone and gathered in fp8 (needs the distributed optimizer or FSDP: ZeRO >= 1).
   if (gathersParamsInFp8(scenario, plan)) args.push(['--fp8-param-gather']);
-  else if (training.precision === 'fp8' && training.fp8ParamGather === true) {
+  else if (training.fp8ParamGather === true) {
     messages.push({ severity: 'note', message: 'training.fp8ParamGather is not exported: with ZeRO 0 Megatron-LM has no distributed optimizer to hold the fp32 master weights --fp8-param-gather needs, and the plan was costed without it' });
   }
 

@@ -37,7 +37,7 @@ export function exportTorchtitan(scenario: Scenario, layout: PlanLayout): Framew
     } else {
       messages.push({ severity: 'warning', message: `torchtitan gathers weights in fp8 only with the tensorwise float8 recipe ([float8] enable_fsdp_float8_all_gather): with ${training.fp8Recipe} the weights are gathered in bf16, twice the bytes of the parameter gather the plan was costed with (training.fp8ParamGather)` });
     }
-  } else if (training.precision === 'fp8' && training.fp8ParamGather === true) {
+  } else if (training.fp8ParamGather === true) {
     messages.push({ severity: 'note', message: 'training.fp8ParamGather is not exported: with ZeRO 0 the plan has no sharded parameters to gather (torchtitan\'s float8 all-gather is FSDP\'s), and it was costed without it' });
   }
   if (fp8 && fp8Keys.length > 0) sections.push([fp8.converter, fp8Keys]);

@@ -273,7 +273,7 @@ export function computeCoefficients(
   // Half the sync bytes where fp8 compression may be chosen: the evaluator's compressed hop moves
   // 1 byte per parameter, at least this (equal without fp8 parameter gather).
   const compression = scenario.search?.allowGradientCompression ? 0.5 : 1;
-  const gradBytesPerGpu = memoryBases.map((basis) => syncBytesPerGpu(basis.params, basis.fp8Params, basis.fp8OnlyWeights));
+  const gradBytesPerGpu = memoryBases.map((basis) => syncBytesPerGpu(basis.params, basis.fp8OnlyWeights ? basis.fp8Params : undefined));
   // Ring time is non-decreasing in the rank count; the fastest site's tier gives the lower bound.
   const ringLowerBound = (bytes: number, ranks: number) =>
     Math.min(...scenario.sites.map((site) => allReduceS(bytes, ranks, dataParallelTier(site, ranks, config.tp, false))));

@@ -8,10 +8,10 @@
 import { addRouteLoad, emptyLoads, linkBusyS, linkSettings, ringHops, routeLatencyS, type LinkLoad } from './cross-site';
 import { fp8CopiedParams, gathersParamsInFp8, stageParams, syncBytesPerGpu } from './memory';
 import { dataParallelTier, reduceScatterS } from './network';
-import { FP8_BYTES } from './units';
 import type { PlanLayout } from './placement';
 import { isBidirectional } from './schedule-chain';
 import type { Scenario } from './scenario';
+import { FP8_BYTES } from './units';
 
 /** Gradient sync time per stage: intra-site ring(s) plus the shared cross-site phase. */
 export function dataParallelSync(
@@ -33,7 +33,7 @@ export function dataParallelSync(
   const ringReplicas = replicasOfStageAtSite.map((atSite, j) => (copies === 1 ? atSite : atSite.map((r, site) => r + replicasOfStageAtSite[stages.length - 1 - j]![site]!)));
   stages.forEach((stage, j) => {
     const params = stageParams(scenario, plan, stage);
-    const gradBytesPerGpu = syncBytesPerGpu(params, fp8CopiedParams(scenario, plan, stage), fp8Gather);
+    const gradBytesPerGpu = syncBytesPerGpu(params, fp8Gather ? fp8CopiedParams(scenario, plan, stage) : undefined);
     // fp8 compression on a link sends both halves at 1 byte per parameter, the fp8-gathered weights included.
     const compressedBytesPerGpu = FP8_BYTES * (params.dense + params.expert);
     const sites = ringReplicas[j]!.flatMap((replicas, site) => (replicas > 0 ? [site] : []));

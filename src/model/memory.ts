@@ -80,12 +80,16 @@ export function stageParams(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'ep'
   return { dense: (dense + mtp.replicated) / plan.tp, expert: (stage.moeLayers * moe.routed + mtp.routed) / (expertTpOf(plan) * plan.ep), vocab: vocab / plan.tp };
 }
 
+/** Linear-layer parameters per GPU with fp8 copies, split like {@link StageParams}. */
+export interface Fp8Params { readonly dense: number; readonly expert: number }
+const NO_FP8_PARAMS: Fp8Params = { dense: 0, expert: 0 };
+
 /**
  * Linear-layer parameters per GPU of a stage that fp8 training also keeps as fp8 copies (weight
  * and transpose), split like {@link StageParams}: 0 unless training.precision is fp8.
  */
-export function fp8CopiedParams(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'ep' | 'expertTp'>, stage: StageLayout): { readonly dense: number; readonly expert: number } {
-  if (scenario.training.precision !== 'fp8') return { dense: 0, expert: 0 };
+export function fp8CopiedParams(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 'ep' | 'expertTp'>, stage: StageLayout): Fp8Params {
+  if (scenario.training.precision !== 'fp8') return NO_FP8_PARAMS;
   const model = scenario.model;
   const dense = fp8LinearParams(model, false);
   const moe = fp8LinearParams(model, true);
@@ -100,12 +104,13 @@ export function fp8CopiedParams(scenario: Scenario, plan: Pick<PlanSpec, 'tp' | 
  * Bytes per GPU of each half of a stage's data-parallel sync as the cost model times it (a
  * reduce-scatter and an all-gather of this many bytes each, docs/cost-model.md §3): gradients
  * reduced in bf16, parameters gathered in bf16, or at 1 byte for the linear layers' fp8 weights
- * under fp8 parameter gather, the two halves then timed at their mean size. The evaluator
- * (data-parallel-sync.ts) and the planner's coefficients (coefficients.ts) both take it from here.
+ * under fp8 parameter gather (`gatheredInFp8`: those weights, absent without it), the two halves
+ * then timed at their mean size. The evaluator (data-parallel-sync.ts) and the planner's
+ * coefficients (coefficients.ts) both take it from here.
  */
-export function syncBytesPerGpu(params: StageParams, fp8Params: { readonly dense: number; readonly expert: number }, fp8OnlyWeights: boolean): number {
-  const gatheredInFp8 = fp8OnlyWeights ? fp8Params.dense + fp8Params.expert : 0;
-  return BF16_BYTES * (params.dense + params.expert) - ((BF16_BYTES - FP8_BYTES) * gatheredInFp8) / 2;
+export function syncBytesPerGpu(params: StageParams, gatheredInFp8?: Fp8Params): number {
+  const fp8Count = gatheredInFp8 ? gatheredInFp8.dense + gatheredInFp8.expert : 0;
+  return BF16_BYTES * (params.dense + params.expert) - ((BF16_BYTES - FP8_BYTES) * fp8Count) / 2;
 }
 
 /**
@@ -154,7 +159,7 @@ export type ShardingPlan = Pick<PlanSpec, 'tp' | 'dp' | 'cp' | 'ep' | 'expertTp'
 export interface StageMemoryBasis {
   readonly params: StageParams;
   /** Linear-layer parameters with fp8 copies (0 without fp8). */
-  readonly fp8Params: { readonly dense: number; readonly expert: number };
+  readonly fp8Params: Fp8Params;
   /** Those parameters keep no bf16 copy (fp8 parameter gather, {@link gathersParamsInFp8}). */
   readonly fp8OnlyWeights: boolean;
   /** ZeRO-2 and 3: bytes of the largest tensor group reduced at once (one layer's, or the embedding/output matrix's, fp32 gradient), held unsharded until its reduce-scatter; 0 below ZeRO-2. */
@@ -259,7 +264,7 @@ function stateParts(basis: StageMemoryBasis, plan: ShardingPlan): StateParts {
   const { params, zero } = basis;
   const layerDense = params.dense - params.vocab;
   // Under fp8 parameter gather the linear layers' weights are their fp8 copies alone: no bf16 weight.
-  const fp8Only = basis.fp8OnlyWeights ? basis.fp8Params : { dense: 0, expert: 0 };
+  const fp8Only = basis.fp8OnlyWeights ? basis.fp8Params : NO_FP8_PARAMS;
   return {
     weightsGiB: toGiB(stateBytes(layerDense - fp8Only.dense, params.expert - fp8Only.expert, plan, BF16_BYTES, zero >= 3) + basis.gatheredWeightsBytes),
     gradientsGiB: toGiB(stateBytes(layerDense, params.expert, plan, basis.gradientBytesPerParam, zero >= 2) + basis.unshardedGradientBytes),

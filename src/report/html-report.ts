@@ -16,6 +16,7 @@ import { siteMapSvg } from './site-map-svg';
 import { timelineSvg } from './timeline-svg';
 import { bytesPerSToGbps } from '../model/units';
 import { FRAMEWORKS, capabilitiesOf, type Framework } from '../model/framework-capabilities';
+import { gathersParamsInFp8 } from '../model/memory';
 
 const CSS = `
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 24px auto; max-width: 1140px; color: #222; padding: 0 16px; }
@@ -91,7 +92,7 @@ function scenarioTable(data: ReportData): string {
     row('sequence length', String(training.seqLen)),
     row('global batch', `${training.globalBatchSeqs} sequences`),
     row('precision', escapeHtml(training.fp8Recipe ? `${training.precision} (${training.fp8Recipe} scaling)` : training.precision)
-      + (training.precision === 'fp8' && training.fp8ParamGather ? (data.plan && data.plan.zero === 0 ? '; fp8 parameter gather off (ZeRO 0)' : '; weights kept and gathered in fp8') : '')
+      + (training.fp8ParamGather ? (data.plan && !gathersParamsInFp8(data.scenario, data.plan) ? '; fp8 parameter gather off (ZeRO 0)' : '; weights kept and gathered in fp8') : '')
       + `; ${training.gradientDtype} gradients`),
   ];
   return `<table id="scenario-table"><caption>Scenario</caption>${rows.join('')}</table>`;
