@@ -13,7 +13,7 @@ import { exportMegatron } from '../src/export/megatron';
 import { exportTorchtitan } from '../src/export/torchtitan';
 import type { FrameworkExport } from '../src/export/export-types';
 import { FRAMEWORKS, capabilitiesOf, type Framework, type Support } from '../src/model/framework-capabilities';
-import { frameworkFit } from '../src/model/framework-issues';
+import { frameworkFit, nodeAlignmentProblems } from '../src/model/framework-issues';
 import { layOutPlan } from '../src/model/placement';
 import { SCHEDULES, type PlanSpec } from '../src/model/plan-schema';
 import type { Scenario } from '../src/model/scenario';
@@ -278,4 +278,27 @@ describe('search.framework in the scenario', () => {
     expect(bad.err.trim().split('\n')).toHaveLength(1);
     expect(bad.err).toMatch(/Argument: framework, Given: "deepspeed", Choices: "megatron", "torchtitan"/);
   }, 60_000);
+});
+
+describe('ranks of two sites on one node', () => {
+  it('one problem naming the first two runs and how many more, whatever the replica count', () => {
+    const scenarioOf = (gpusPerSite: number) => parseScenario({
+      version: 1, name: 'split-nodes',
+      model: { name: 'm', layers: 8, hidden: 1024, ffnHidden: 4096, heads: 8, vocab: 32000, mlp: 'gelu' },
+      training: { seqLen: 1024, globalBatchSeqs: 64, precision: 'bf16' },
+      cluster: {
+        sites: [{ name: 'east', gpuType: 'A100-80GB', gpus: gpusPerSite, gpusPerNode: 8 }, { name: 'west', gpuType: 'A100-80GB', gpus: gpusPerSite, gpusPerNode: 8 }],
+        links: [{ between: ['east', 'west'], bandwidthGbps: 100, rttMs: 10 }],
+      },
+    });
+    // pp 2 x dp 8, half the replicas at each site: Megatron's order puts stage 0's replicas 0-3 (east) and 4-7 (west) on node 0.
+    const planOf = (replicasPerSite: number) => ({
+      tp: 1, pp: 2, dp: 2 * replicasPerSite, microBatchSeqs: 1, schedule: '1f1b', recompute: 'none', zero: 0,
+      placement: { replicaGroups: ['east', 'west'].map((site) => ({ replicas: replicasPerSite, microbatches: 64 / (2 * replicasPerSite), stageSites: [{ site, stages: 2 }] })) },
+    });
+    const split = nodeAlignmentProblems(scenarioOf(8), layOutPlan(scenarioOf(8), planOf(4)));
+    expect(split).toEqual(['ranks 0-3 (east, 8-GPU nodes), ranks 4-7 (west, 8-GPU nodes) and 2 more runs of ranks do not each fill whole nodes, so a node would hold ranks of two sites']);
+    // Eight replicas per site fill whole nodes: no problem.
+    expect(nodeAlignmentProblems(scenarioOf(16), layOutPlan(scenarioOf(16), planOf(8)))).toEqual([]);
+  });
 });

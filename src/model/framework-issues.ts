@@ -233,15 +233,22 @@ export function siteRankRuns(layout: PlanLayout): SiteRankRun[] {
   return raw.map((r) => ({ site: r.site, first: r.first, last: r.last, stages: [...r.stages].sort((a, b) => a - b), replicas: [...r.replicas].sort((a, b) => a - b) }));
 }
 
-/** Runs that would put ranks of two sites on one node (a run not made of whole nodes). */
+/**
+ * Runs that would put ranks of two sites on one node (a run not made of whole nodes), as one
+ * problem: how many runs, the first two by rank and site (a plan with many replicas has one such
+ * run per stage and site, and one line each would bury the reason).
+ */
 export function nodeAlignmentProblems(scenario: Scenario, layout: PlanLayout, runs: readonly SiteRankRun[] = siteRankRuns(layout)): string[] {
-  const problems: string[] = [];
-  for (const run of runs) {
+  const misaligned = runs.filter((run) => {
+    const perNode = scenario.sites[run.site]!.gpusPerNode;
+    return run.first % perNode !== 0 || (run.last - run.first + 1) % perNode !== 0;
+  });
+  if (misaligned.length === 0) return [];
+  const shown = misaligned.slice(0, 2).map((run) => {
     const site = scenario.sites[run.site]!;
-    const count = run.last - run.first + 1;
-    if (run.first % site.gpusPerNode !== 0 || count % site.gpusPerNode !== 0) {
-      problems.push(`ranks ${run.first}-${run.last} (${site.name}) do not fill whole ${site.gpusPerNode}-GPU nodes, so a node would hold ranks of two sites`);
-    }
-  }
-  return problems;
+    return `ranks ${run.first}-${run.last} (${site.name}, ${site.gpusPerNode}-GPU nodes)`;
+  });
+  const more = misaligned.length > shown.length ? ` and ${misaligned.length - shown.length} more runs of ranks` : '';
+  const subject = misaligned.length === 1 ? `${shown[0]} do not` : `${shown.join(', ')}${more} do not each`;
+  return [`${subject} fill whole nodes, so a node would hold ranks of two sites`];
 }
