@@ -2,6 +2,7 @@
 // change): the reference the equivalence test (test/candidates-equivalence.test.ts) and bench/enumeration-speed.ts compare against.
 // Added the same ZB-H1 short-pipeline term as src (LayoutCoefficients.shortPipelineGapS and its use in outerLowerBound).
 // Added the same link-step surplus as src (ConfigCoefficients.linkStepSurplusS, docs/formulation.md eq. 2.1, and its use in outerLowerBound).
+// Takes the optimizer step's bytes per parameter from src (they follow training.gradientDtype).
 /**
  * Cost-model numbers the placement MIP needs for one outer configuration and data-parallel
  * degree, computed with the cost model's own functions under placement-optimistic assumptions
@@ -10,6 +11,7 @@
  */
 import { CALIBRATION } from '../../src/model/calibration-constants';
 import { routeLatencyS } from '../../src/model/cross-site';
+import { optimizerBytesPerParam } from '../../src/model/memory';
 import { pipelineLinkStepSurplusS } from '../../src/formulation/link-step-surplus';
 import { stageMemory, stageParams } from './memory';
 import { allReduceS, dataParallelTier } from '../../src/model/network';
@@ -213,7 +215,7 @@ export function computeCoefficients(
     const shards = config.zero >= 1 ? dp * config.cp : 1;
     const owned = params.dense / shards + params.expert / Math.max(1, config.zero >= 1 ? (config.tp * config.cp * dp) / (config.ep * config.expertTp) : 1);
     const fastestHbm = Math.max(...scenario.sites.map((s) => s.gpu.hbmGBps));
-    return (owned * CALIBRATION.optimizerBytesPerParam) / gBpsToBytesPerS(fastestHbm);
+    return (owned * optimizerBytesPerParam(scenario)) / gBpsToBytesPerS(fastestHbm);
   }));
 
   return {

@@ -8,7 +8,7 @@
  */
 import { CALIBRATION } from '../model/calibration-constants';
 import { routeLatencyS } from '../model/cross-site';
-import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, syncBytesPerGpu, type StageMemoryBasis } from '../model/memory';
+import { activationsGiB, microbatchesInFlight, optimizerBytesPerParam, stageMemoryTotalGiB, syncBytesPerGpu, type StageMemoryBasis } from '../model/memory';
 import { allReduceS, dataParallelTier } from '../model/network';
 import { chainCrossings, fillDrainS, forwardPartS, shortPipelineS } from '../model/pipeline';
 import { roundTripFloorLine, roundTripFloorS, roundTripProfile, type ChainBoundary, type FloorLine, type RoundTripProfile } from '../model/pipeline-round-trip';
@@ -287,7 +287,7 @@ export function computeCoefficients(
   const optimizerS = Math.max(...memoryBases.map(({ params }) => {
     const shards = config.zero >= 1 ? dp * config.cp : 1;
     const owned = params.dense / shards + params.expert / Math.max(1, config.zero >= 1 ? expertDataParallel({ ...config, dp }) : 1);
-    return (owned * CALIBRATION.optimizerBytesPerParam) / gBpsToBytesPerS(fastestHbm);
+    return (owned * optimizerBytesPerParam(scenario)) / gBpsToBytesPerS(fastestHbm);
   }));
 
   return {

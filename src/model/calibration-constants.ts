@@ -41,8 +41,6 @@ export const CALIBRATION = {
   tpOverlapResidual: 0.4125,
   /** Share of overlapped data-parallel gradient sync left exposed however long the window (NCCL kernels taking SMs and HBM bandwidth from the compute they overlap; docs/cost-model.md §3). */
   dpOverlapResidual: 0.25,
-  /** Bytes the Adam step reads and writes per parameter it owns (fp32 master, m, v, grad; bf16 weight). */
-  optimizerBytesPerParam: 34,
 } as const;
 
 /** Network-layer constants (docs/cost-model.md §4). */

@@ -5,11 +5,10 @@
  * the evaluation's breakdown is its. `groupPipelines` gives every group's pipeline and end as
  * `evaluateLayout` computes them (the report's timeline draws the critical group's).
  */
-import { CALIBRATION } from './calibration-constants';
 import { linkSettings } from './cross-site';
 import { dataParallelSync } from './data-parallel-sync';
 import { modelGroupPipelines, type GroupPipeline, type PipelineTiming } from './group-pipelines';
-import { stageParams } from './memory';
+import { optimizerBytesPerParam, stageParams } from './memory';
 import { exposedSyncS } from './pipeline';
 import { siteOccupancy, type PlanLayout, type ReplicaGroupLayout, type StageLayout } from './placement';
 import { expertDataParallel, type PlanSpec } from './plan-schema';
@@ -58,7 +57,7 @@ export function groupEnds(
   timeOf: (stage: number, site: number) => StageTime,
 ): GroupEnd[] {
   const { plan, stages, groups } = layout;
-  const optimizerBytes = largestOwnedParams(scenario, plan, stages) * CALIBRATION.optimizerBytesPerParam;
+  const optimizerBytes = largestOwnedParams(scenario, plan, stages) * optimizerBytesPerParam(scenario);
   return groups.map((group, g) => {
     const slowestHbm = Math.min(...group.stageSite.map((site) => scenario.sites[site]!.gpu.hbmGBps));
     const { exposedS, crossShare } = groupTail(plan, scenario, stages, dp, overlapWindows(group, timeOf));

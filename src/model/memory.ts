@@ -189,6 +189,16 @@ export interface StageMemoryBasis {
 /** Bytes per parameter of the gradient buffer: fp32 main gradients (4) or bf16 (2), training.gradientDtype. */
 export const gradientBytesPerParam = (scenario: Scenario): number => (scenario.training.gradientDtype === 'bf16' ? BF16_BYTES : 4);
 
+/**
+ * HBM bytes the Adam step moves per parameter a GPU owns: it reads and writes the fp32 master
+ * weight, `m` and `v` (24), reads the gradient and writes the bf16 weight (2), and the gradient
+ * buffer is zeroed for the next iteration: 34 with fp32 main gradients, 30 with a bf16 buffer
+ * (training.gradientDtype). Weights kept in fp8 (training.fp8ParamGather) write 1 byte instead of
+ * 2 for the linear layers; not counted (at most 3% of this step, itself well under 1% of an
+ * iteration on every calibration row).
+ */
+export const optimizerBytesPerParam = (scenario: Scenario): number => 24 + BF16_BYTES + 2 * gradientBytesPerParam(scenario);
+
 export function stageMemoryBasis(scenario: Scenario, plan: MemoryBasisPlan, stage: StageLayout): StageMemoryBasis {
   const { model, training } = scenario;
   const params = stageParams(scenario, plan, stage);
