@@ -82,8 +82,8 @@ unit left out in the leave-one-source-out column.
 ## Every row, the committed constants
 
 \`error\` is in-sample (the committed constants); \`LOSO\` is the row's error when the constants
-are refitted (scripts/fit-calibration.ts: mean Huber loss of log errors, coordinate search) on
-every other table and the row's table is predicted. \`MFU\` is the predicted model FLOPs (causal
+are refitted (src/calibration/fit.ts: mean Huber loss of log errors, coordinate search from
+three starts, then a search along pairs of constants) on every other table and the row's table is predicted. \`MFU\` is the predicted model FLOPs (causal
 attention) over the dense bf16 peak of the GPUs used; fp8 rows are measured against the same
 bf16 peak. \`fits\` is the memory model's verdict on the published plan (docs/cost-model.md §6).
 
@@ -107,7 +107,9 @@ ${tables.map((t) => {
 
 Each fit is a coordinate search run from the committed constants and from every constant scaled
 by ${START_SCALES.map((x) => `x ${x}`).join(' and ')} at once, keeping the least loss (\`start\` below: the scale it came
-from): the loss has flat valleys where one search stops wherever it entered. On all ${rows.length} rows it finds
+from), then followed along pairs of constants (\`pairSearch\`, steps 5% down to 0.5%): the loss has
+narrow valleys between constants where a coordinate search stops wherever it entered, and it
+enters from the committed set, which was fitted with the left-out table in it. On all ${rows.length} rows it finds
 ${FITTED_PARAMETERS.map((p) => `\`${p.key}\` = ${fit.values[p.key]}`).join(', ')}
 (start x ${fit.startScale}; committed: ${FITTED_PARAMETERS.map((p) => `${committed[p.key]}`).join(', ')}), with
 ${line('in-sample errors', refit.values())}. The committed constants are changed to a new fit

@@ -65,6 +65,12 @@ export function loss(rows: readonly CalibrationRow[]): number {
   return sum / rows.length;
 }
 
+/** `raw` clamped to the parameter's range and rounded as the searches round (an integer, or 4 decimals). */
+function inRange(p: FittedParameter, raw: number): number {
+  const v = Math.min(p.max, Math.max(p.min, raw));
+  return p.integer ? Math.round(v) : +v.toFixed(4);
+}
+
 /**
  * Coordinate search from `start`: each round tries, for one constant at a time, the current
  * value scaled by 1 +- step (clamped to its range); steps shrink from 40% to 2.5% when a round
@@ -96,8 +102,7 @@ export function coordinateSearch(
       const current = values[p.key]!;
       const candidates = [current * (1 - step), current * (1 + step), current === 0 ? step / 4 : current];
       for (const raw of candidates) {
-        let v = Math.min(p.max, Math.max(p.min, raw));
-        v = p.integer ? Math.round(v) : +v.toFixed(4);
+        const v = inRange(p, raw);
         if (v === current) continue;
         const trial = { ...values, [p.key]: v };
         const l = objective(trial);
@@ -123,23 +128,67 @@ export const START_SCALES: readonly number[] = [0.8, 1.25];
 
 /** `start` with every fitted constant scaled by `scale`, clamped to its range and rounded as the search rounds. */
 export function scaledStart(start: ConstantSet, scale: number): ConstantSet {
-  return Object.fromEntries(FITTED_PARAMETERS.map((p) => {
-    const v = Math.min(p.max, Math.max(p.min, start[p.key]! * scale));
-    return [p.key, p.integer ? Math.round(v) : +v.toFixed(4)];
-  }));
+  return Object.fromEntries(FITTED_PARAMETERS.map((p) => [p.key, inRange(p, start[p.key]! * scale)]));
 }
 
 /**
- * {@link fitConstants} from `start` and from each of {@link START_SCALES} around it; the fit
- * with the least loss (the given start's on ties). Deterministic.
+ * Pattern search along pairs of parameters, from `start`: each round tries, for every parameter
+ * alone and every pair of them, the values scaled by 1 +- step (both signs for each, so along and
+ * across the diagonal; clamped and rounded as {@link coordinateSearch}); the step halves from
+ * `startStep` when a round improves nothing, down to `minStep`. A coordinate search stops at the
+ * first point no single parameter improves, which in a narrow valley running between two
+ * parameters (the fused-attention efficiency traded against the memory-bound bytes and the GEMM
+ * curve, docs/cost-model.md §7) is wherever it entered it; a pair move follows such a valley.
+ * Deterministic.
  */
-export function fitConstantsMultiStart(rows: readonly CalibrationRow[], start: ConstantSet, maxRounds = 40): { values: ConstantSet; loss: number; startScale: number } {
+export function pairSearch(
+  params: readonly FittedParameter[], start: ConstantSet, objective: (values: ConstantSet) => number,
+  options: { readonly startStep?: number; readonly minStep?: number } = {},
+): { values: ConstantSet; loss: number } {
+  const minStep = options.minStep ?? 0.005;
+  let values: Record<string, number> = { ...start };
+  let best = objective(values);
+  for (let step = options.startStep ?? 0.05; step >= minStep;) {
+    let improved = false;
+    for (let i = 0; i < params.length; i++) {
+      for (let j = i; j < params.length; j++) {
+        const a = params[i]!;
+        const b = params[j]!;
+        for (const signA of [1, -1]) {
+          for (const signB of i === j ? [0] : [1, -1]) {
+            const trial = { ...values, [a.key]: inRange(a, values[a.key]! * (1 + signA * step)) };
+            if (i !== j) trial[b.key] = inRange(b, values[b.key]! * (1 + signB * step));
+            if (trial[a.key] === values[a.key] && trial[b.key] === values[b.key]) continue;
+            const l = objective(trial);
+            if (l < best - 1e-12) {
+              best = l;
+              values = trial;
+              improved = true;
+            }
+          }
+        }
+      }
+    }
+    if (!improved) step /= 2;
+  }
+  return { values, loss: best };
+}
+
+/**
+ * {@link fitConstants} from `start` and from each of {@link START_SCALES} around it, the least
+ * loss of them (the given start's on ties) then followed along pairs of constants
+ * ({@link pairSearch}) to the valley's floor: without that last step a held-out fit stops near
+ * where it started, and the start is the committed set, fitted with the held-out table in it.
+ * `polish` false skips it (tests). Deterministic.
+ */
+export function fitConstantsMultiStart(rows: readonly CalibrationRow[], start: ConstantSet, maxRounds = 40, polish = true): { values: ConstantSet; loss: number; startScale: number } {
   let best = { ...fitConstants(rows, start, maxRounds), startScale: 1 };
   for (const scale of START_SCALES) {
     const fit = fitConstants(rows, scaledStart(start, scale), maxRounds);
     if (fit.loss < best.loss - 1e-12) best = { ...fit, startScale: scale };
   }
-  return best;
+  if (!polish) return best;
+  return { ...pairSearch(FITTED_PARAMETERS, best.values, (values) => withConstants(values, () => loss(rows))), startScale: best.startScale };
 }
 
 /** Absolute relative errors per row id with the given constants. */
