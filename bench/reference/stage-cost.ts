@@ -1,5 +1,6 @@
 // Frozen copy of src/model/stage-cost.ts at commit da25fb5 (main before the enumeration perf work, after the pipeline-schedule
 // change): the reference the equivalence test (test/candidates-equivalence.test.ts) and bench/enumeration-speed.ts compare against.
+// Added the same ring-attention merge term as src (ringMergeS, CALIBRATION.ringStepBytesPerElement).
 /**
  * Time of one microbatch through one pipeline stage on one site's GPUs: compute (forward,
  * backward, recomputation) and the exposed tensor-, context- and expert-parallel
@@ -72,7 +73,11 @@ export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout
     ? tflopsToFlopPerS(site.gpu.peakBf16Tflops) * (efficiency * (CALIBRATION.fusedAttentionPeakEfficiency / CALIBRATION.matmulPeakEfficiency))
     : flopRate;
   const attentionS = coreFlops / attentionRate;
-  const coreS = attentionS + scoreS;
+  // The ring-attention merge per step after the first (docs/cost-model.md §2) follows the cost model's change after the freeze.
+  const ringMergeS = plan.cp > 1
+    ? (plan.cp - 1) * (tokens / tp) * stage.layers * attentionWidths(model).context * CALIBRATION.ringStepBytesPerElement / hbm
+    : 0;
+  const coreS = attentionS + scoreS + ringMergeS;
   // The MoE terms (routed experts' grouped GEMMs at their own size, token permutation, per-expert
   // kernels; docs/cost-model.md §3, EP) follow the cost model's change after the freeze, written out here.
   const moe = model.moe;
@@ -82,7 +87,7 @@ export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout
   const expertRate = moe ? peak * matmulEfficiency(expertRows, moe.expertFfnHidden / expertTp) : flopRate;
   const permuteS = moe ? (tokens / tp) * stage.moeLayers * moe.topK * model.hidden * MOE_PERMUTE_BYTES_PER_ELEMENT / hbm : 0;
   const expertKernelS = moe ? stage.moeLayers * (moe.experts / plan.ep) * CALIBRATION.expertKernelOverheadUs * 1e-6 : 0;
-  const forwardS = attentionS + (projectionFlops - routedFlops) / flopRate + (routedFlops * (moe?.loadImbalance ?? 1)) / expertRate + elementwiseS + permuteS + expertKernelS + 0 + scoreS;
+  const forwardS = attentionS + (projectionFlops - routedFlops) / flopRate + (routedFlops * (moe?.loadImbalance ?? 1)) / expertRate + elementwiseS + permuteS + expertKernelS + 0 + scoreS + ringMergeS;
   const backwardS = 2 * forwardS;
   // Selective recomputation by module (docs/cost-model.md §2, added after the freeze): each recomputed
   // module's forward again, written out; the default module list is the attention core alone.

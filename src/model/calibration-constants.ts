@@ -21,6 +21,14 @@ export const CALIBRATION = {
   elementwiseBytesPerHidden: 194,
   /** Bytes moved per attention score element (per token, head and key) forward by unfused softmax, mask and dropout. */
   scoreBytesPerElement: 9,
+  /**
+   * Bytes HBM moves per local token and attention-context element at each ring-attention step
+   * after the first (context parallelism), forward: the step's partial output and its softmax
+   * statistics merged into the running output (online-softmax correction; read the step's bf16
+   * output, read and write an fp32 accumulator: 10 by that count); set by hand, not fitted
+   * (docs/cost-model.md §2, §7).
+   */
+  ringStepBytesPerElement: 10,
   /** Fraction of NVLink bandwidth a NCCL collective achieves (bus bandwidth / link rate). */
   scaleUpBusEfficiency: 0.8,
   /** Fraction of NIC bandwidth a NCCL collective achieves across nodes. */

@@ -167,16 +167,21 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
     : 0;
   const scoreS = training.flashAttention ? 0
     : (tokens / tp) * stage.layers * model.heads * (training.seqLen / plan.cp) * CALIBRATION.scoreBytesPerElement / hbm;
+  // Ring attention: each step after the first merges its partial output into the running one
+  // (online-softmax correction) over the local tokens and the attention's context width.
+  const ringMergeS = plan.cp > 1
+    ? (plan.cp - 1) * (tokens / tp) * stage.layers * attentionWidths(model).context * CALIBRATION.ringStepBytesPerElement / hbm
+    : 0;
   const attentionRate = training.flashAttention
     ? tflopsToFlopPerS(site.gpu.peakBf16Tflops) * fusedAttentionEfficiency(tokens, model.hidden / tp)
     : bf16Rate;
   const attentionS = flops.attentionCoreFlops / attentionRate;
-  const coreS = attentionS + scoreS;
+  const coreS = attentionS + scoreS + ringMergeS;
   const flopsS = attentionS + (fp8
     ? (flops.linearFlops - flops.routedExpertFlops) / linearRate + (flops.gemmFlops - flops.linearFlops) / bf16Rate
     : (flops.gemmFlops - flops.routedExpertFlops) / bf16Rate)
     + (flops.routedExpertFlops * expertLoadImbalance(model)) / expertRate;
-  const forwardS = flopsS + elementwiseS + permuteS + expertKernelS + castS + scoreS;
+  const forwardS = flopsS + elementwiseS + permuteS + expertKernelS + castS + scoreS + ringMergeS;
   const backwardS = 2 * forwardS;
   // Selective recomputation reruns each recomputed module's forward before its backward: GEMMs at
   // their own rates, norms and activation functions at HBM speed, a recomputed MoE layer also its

@@ -1,0 +1,54 @@
+/**
+ * Ring attention's merge of each step's partial output into the running one (docs/cost-model.md
+ * §2): `(c - 1) x T/t x layers x w_ctx x B_ring / HBM` forward, the attention's context width
+ * (heads x head dimension; MLA's value width), nothing without context parallelism.
+ */
+import { CALIBRATION } from '../src/model/calibration-constants';
+import { buildStages } from '../src/model/placement';
+import type { PlanSpec } from '../src/model/plan-schema';
+import type { Scenario } from '../src/model/scenario';
+import { stageTime } from '../src/model/stage-cost';
+import { attentionWidths } from '../src/model/transformer-params';
+import { gBpsToBytesPerS } from '../src/model/units';
+import { scenarioWith } from './helpers/scenario-with';
+
+const mutable = CALIBRATION as unknown as Record<string, number>;
+
+/** Stage 0's forward time with the ring's merge bytes set to `bytes` (restored afterwards). */
+function forwardWith(bytes: number, scenario: Scenario, plan: PlanSpec): number {
+  const saved = mutable['ringStepBytesPerElement']!;
+  mutable['ringStepBytesPerElement'] = bytes;
+  try {
+    const [stage] = buildStages(scenario, plan, [scenario.model.layers]);
+    const site = scenario.sites[0]!;
+    return stageTime(scenario, plan, stage!, site, site.gpus).forwardS;
+  } finally {
+    mutable['ringStepBytesPerElement'] = saved;
+  }
+}
+
+const plan = (cp: number, tp = 2): PlanSpec => ({ tp, cp, ep: 1, pp: 1, dp: 1, microBatchSeqs: 1, schedule: '1f1b', virtualStages: 1, recompute: 'none', zero: 1 });
+
+describe('ring attention: each step after the first merges its partial output', () => {
+  // GQA with a head dimension of its own: the context width is 32 x 128 = 4096, not the hidden size.
+  const gqa = scenarioWith({ layers: 4, hidden: 2048, ffnHidden: 8192, heads: 32, kvHeads: 4, headDim: 128, vocab: 32000, mlp: 'swiglu' }, { seqLen: 65536, globalBatchSeqs: 8 });
+  const mla = scenarioWith({
+    layers: 4, hidden: 2048, ffnHidden: 8192, heads: 16, kvHeads: 16, vocab: 32000, mlp: 'swiglu',
+    attention: { kind: 'mla', qLoraRank: 512, kvLoraRank: 256, qkNopeHeadDim: 64, qkRopeHeadDim: 32, vHeadDim: 96 },
+  }, { seqLen: 65536, globalBatchSeqs: 8 });
+
+  it.each([['GQA', gqa, 4096], ['MLA', mla, 16 * 96]] as const)('%s: (c - 1) x T/t x layers x w_ctx x B_ring / HBM forward, B_ring the hand-set 10 bytes', (_name, scenario, contextWidth) => {
+    expect(attentionWidths(scenario.model).context).toBe(contextWidth);
+    expect(CALIBRATION.ringStepBytesPerElement).toBe(10);
+    const hbm = gBpsToBytesPerS(scenario.sites[0]!.gpu.hbmGBps);
+    for (const cp of [2, 4, 8]) {
+      const tokensPerTpRank = 65536 / cp / 2;
+      const expected = (cp - 1) * tokensPerTpRank * 4 * contextWidth * 10 / hbm;
+      expect(forwardWith(10, scenario, plan(cp)) - forwardWith(0, scenario, plan(cp))).toBeCloseTo(expected, 12);
+    }
+  });
+
+  it('adds nothing without context parallelism', () => {
+    expect(forwardWith(10, gqa, plan(1))).toBe(forwardWith(0, gqa, plan(1)));
+  });
+});
