@@ -107,7 +107,7 @@ ${tables.map((t) => {
 
 Each fit is a coordinate search run from the committed constants and from every constant scaled
 by ${START_SCALES.map((x) => `x ${x}`).join(' and ')} at once, keeping the least loss (\`start\` below: the scale it came
-from), then followed along pairs of constants (\`pairSearch\`, steps 5% down to 0.5%): the loss has
+from), then followed along pairs of constants (\`pairSearch\`, steps of 5%, 2.5%, 1.25% and 0.625%): the loss has
 narrow valleys between constants where a coordinate search stops wherever it entered, and it
 enters from the committed set, which was fitted with the left-out table in it. On all ${rows.length} rows it finds
 ${FITTED_PARAMETERS.map((p) => `\`${p.key}\` = ${fit.values[p.key]}`).join(', ')}

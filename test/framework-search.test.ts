@@ -298,6 +298,12 @@ describe('ranks of two sites on one node', () => {
     });
     const split = nodeAlignmentProblems(scenarioOf(8), layOutPlan(scenarioOf(8), planOf(4)));
     expect(split).toEqual(['ranks 0-3 (east, 8-GPU nodes), ranks 4-7 (west, 8-GPU nodes) and 2 more runs of ranks do not each fill whole nodes, so a node would hold ranks of two sites']);
+    // Three runs (pp 1, replica groups east 3, west 2, east 3): ranks 0-2, 3-4 and 5-7 share node 0, '1 more run'.
+    const three = nodeAlignmentProblems(scenarioOf(8), layOutPlan(scenarioOf(8), {
+      ...planOf(4), pp: 1,
+      placement: { replicaGroups: [['east', 3], ['west', 2], ['east', 3]].map(([site, replicas]) => ({ replicas, microbatches: 8, stageSites: [{ site, stages: 1 }] })) },
+    }));
+    expect(three).toEqual(['ranks 0-2 (east, 8-GPU nodes), ranks 3-4 (west, 8-GPU nodes) and 1 more run of ranks do not each fill whole nodes, so a node would hold ranks of two sites']);
     // Eight replicas per site fill whole nodes: no problem.
     expect(nodeAlignmentProblems(scenarioOf(16), layOutPlan(scenarioOf(16), planOf(8)))).toEqual([]);
   });

@@ -6,26 +6,30 @@
 import { CALIBRATION } from '../src/model/calibration-constants';
 import { buildStages } from '../src/model/placement';
 import type { PlanSpec } from '../src/model/plan-schema';
-import type { Scenario } from '../src/model/scenario';
-import { stageTime } from '../src/model/stage-cost';
+import { parseScenario, type Scenario } from '../src/model/scenario';
+import { stageTime, type StageTime } from '../src/model/stage-cost';
 import { attentionWidths } from '../src/model/transformer-params';
 import { gBpsToBytesPerS } from '../src/model/units';
 import { scenarioWith } from './helpers/scenario-with';
+import { readFixture } from './helpers/fixtures';
+
+type Json = any; // a scenario document being changed
 
 const mutable = CALIBRATION as unknown as Record<string, number>;
 
-/** Stage 0's forward time with the ring's merge bytes set to `bytes` (restored afterwards). */
-function forwardWith(bytes: number, scenario: Scenario, plan: PlanSpec): number {
+/** Stage 0's times with the ring's merge bytes set to `bytes` (restored afterwards). */
+function timesWith(bytes: number, scenario: Scenario, plan: PlanSpec): StageTime {
   const saved = mutable['ringStepBytesPerElement']!;
   mutable['ringStepBytesPerElement'] = bytes;
   try {
     const [stage] = buildStages(scenario, plan, [scenario.model.layers]);
     const site = scenario.sites[0]!;
-    return stageTime(scenario, plan, stage!, site, site.gpus).forwardS;
+    return stageTime(scenario, plan, stage!, site, site.gpus);
   } finally {
     mutable['ringStepBytesPerElement'] = saved;
   }
 }
+const forwardWith = (bytes: number, scenario: Scenario, plan: PlanSpec): number => timesWith(bytes, scenario, plan).forwardS;
 
 const plan = (cp: number, tp = 2): PlanSpec => ({ tp, cp, ep: 1, pp: 1, dp: 1, microBatchSeqs: 1, schedule: '1f1b', virtualStages: 1, recompute: 'none', zero: 1 });
 
@@ -50,5 +54,23 @@ describe('ring attention: each step after the first merges its partial output', 
 
   it('adds nothing without context parallelism', () => {
     expect(forwardWith(10, gqa, plan(1))).toBe(forwardWith(0, gqa, plan(1)));
+  });
+
+  it('hides the K,V exchanges behind all merges but the last: none at cp 2, (c - 2) of (c - 1) above', () => {
+    // Slow scale-up and NIC (the ring takes the faster), a short sequence, so the exchanges outlast the attention core and are exposed.
+    const doc = readFixture('small/one-site') as Json;
+    doc.model = { name: 'slow-ring', layers: 4, hidden: 2048, ffnHidden: 8192, heads: 32, kvHeads: 32, vocab: 32000, mlp: 'swiglu' };
+    doc.training = { ...doc.training, seqLen: 16384, globalBatchSeqs: 8 };
+    doc.cluster.sites[0] = { name: 'dc', gpus: 16, gpusPerNode: 8, gpu: { name: 'slow-link', peakBf16Tflops: 989, memoryGiB: 80, hbmGBps: 3350, scaleUpGBps: 2, nicGbps: 10 } };
+    delete doc.search;
+    const spec = parseScenario(doc, 'slow-ring');
+    const hbm = gBpsToBytesPerS(spec.sites[0]!.gpu.hbmGBps);
+    for (const cp of [2, 4]) {
+      const [withMerge, without] = [timesWith(10, spec, plan(cp)), timesWith(0, spec, plan(cp))];
+      expect(without.cpExposedS).toBeGreaterThan(0);
+      const mergeS = (cp - 1) * (16384 / cp / 2) * 4 * 2048 * 10 / hbm;
+      // Forward and backward see each merge once and twice; the window gains 3 x (c - 2)/(c - 1) of the merges.
+      expect(without.cpExposedS - withMerge.cpExposedS).toBeCloseTo(3 * mergeS * (cp - 2) / (cp - 1), 12);
+    }
   });
 });

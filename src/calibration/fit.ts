@@ -134,8 +134,10 @@ export function scaledStart(start: ConstantSet, scale: number): ConstantSet {
 /**
  * Pattern search along pairs of parameters, from `start`: each round tries, for every parameter
  * alone and every pair of them, the values scaled by 1 +- step (both signs for each, so along and
- * across the diagonal; clamped and rounded as {@link coordinateSearch}); the step halves from
- * `startStep` when a round improves nothing, down to `minStep`. A coordinate search stops at the
+ * across the diagonal; an integer moves by at least 1, a zero by a quarter of the step; clamped
+ * and rounded as {@link coordinateSearch}); the step halves from `startStep` when a round
+ * improves nothing, while it is at least `minStep` (5%, 2.5%, 1.25%, 0.625% by default), for at
+ * most `maxRounds` rounds. A coordinate search stops at the
  * first point no single parameter improves, which in a narrow valley running between two
  * parameters (the fused-attention efficiency traded against the memory-bound bytes and the GEMM
  * curve, docs/cost-model.md §7) is wherever it entered it; a pair move follows such a valley.
@@ -143,22 +145,34 @@ export function scaledStart(start: ConstantSet, scale: number): ConstantSet {
  */
 export function pairSearch(
   params: readonly FittedParameter[], start: ConstantSet, objective: (values: ConstantSet) => number,
-  options: { readonly startStep?: number; readonly minStep?: number } = {},
+  options: { readonly startStep?: number; readonly minStep?: number; readonly maxRounds?: number } = {},
 ): { values: ConstantSet; loss: number } {
   const minStep = options.minStep ?? 0.005;
+  const maxRounds = options.maxRounds ?? 200;
   let values: Record<string, number> = { ...start };
   let best = objective(values);
-  for (let step = options.startStep ?? 0.05; step >= minStep;) {
+  // One step of a parameter: relative, from 0 a quarter of the step (as coordinateSearch), an integer by at least 1.
+  const stepped = (p: FittedParameter, value: number, sign: number, step: number): number => {
+    if (sign === 0) return value;
+    if (p.integer) return inRange(p, value + sign * Math.max(1, Math.round(Math.abs(value) * step)));
+    return inRange(p, value === 0 ? sign * step / 4 : value * (1 + sign * step));
+  };
+  let step = options.startStep ?? 0.05;
+  for (let round = 0; round < maxRounds && step >= minStep; round++) {
     let improved = false;
+    const tried = new Set<string>();
     for (let i = 0; i < params.length; i++) {
       for (let j = i; j < params.length; j++) {
         const a = params[i]!;
         const b = params[j]!;
         for (const signA of [1, -1]) {
           for (const signB of i === j ? [0] : [1, -1]) {
-            const trial = { ...values, [a.key]: inRange(a, values[a.key]! * (1 + signA * step)) };
-            if (i !== j) trial[b.key] = inRange(b, values[b.key]! * (1 + signB * step));
-            if (trial[a.key] === values[a.key] && trial[b.key] === values[b.key]) continue;
+            const trial = { ...values, [a.key]: stepped(a, values[a.key]!, signA, step) };
+            if (i !== j) trial[b.key] = stepped(b, values[b.key]!, signB, step);
+            // A move that rounds back to the current point, or repeats one tried this round, costs no evaluation.
+            const key = params.map((p) => trial[p.key]).join(',');
+            if (params.every((p) => trial[p.key] === values[p.key]) || tried.has(key)) continue;
+            tried.add(key);
             const l = objective(trial);
             if (l < best - 1e-12) {
               best = l;
@@ -188,7 +202,7 @@ export function fitConstantsMultiStart(rows: readonly CalibrationRow[], start: C
     if (fit.loss < best.loss - 1e-12) best = { ...fit, startScale: scale };
   }
   if (!polish) return best;
-  return { ...pairSearch(FITTED_PARAMETERS, best.values, (values) => withConstants(values, () => loss(rows))), startScale: best.startScale };
+  return { ...pairSearch(FITTED_PARAMETERS, best.values, (values) => withConstants(values, () => loss(rows)), { maxRounds: 5 * maxRounds }), startScale: best.startScale };
 }
 
 /** Absolute relative errors per row id with the given constants. */

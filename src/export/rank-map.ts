@@ -26,7 +26,7 @@ export interface RankMap {
   readonly order: string;
   readonly worldSize: number;
   readonly ranges: readonly RankRange[];
-  /** Ranges that would put ranks of two sites on one node. */
+  /** Ranks of two sites on one node: empty, or one problem naming the first runs of ranks and how many more (nodeAlignmentProblems). */
   readonly problems: readonly string[];
 }
 

@@ -248,7 +248,8 @@ export function nodeAlignmentProblems(scenario: Scenario, layout: PlanLayout, ru
     const site = scenario.sites[run.site]!;
     return `ranks ${run.first}-${run.last} (${site.name}, ${site.gpusPerNode}-GPU nodes)`;
   });
-  const more = misaligned.length > shown.length ? ` and ${misaligned.length - shown.length} more runs of ranks` : '';
+  const others = misaligned.length - shown.length;
+  const more = others > 0 ? ` and ${others} more run${others === 1 ? '' : 's'} of ranks` : '';
   const subject = misaligned.length === 1 ? `${shown[0]} do not` : `${shown.join(', ')}${more} do not each`;
   return [`${subject} fill whole nodes, so a node would hold ranks of two sites`];
 }
