@@ -129,8 +129,7 @@ export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout
   const kvBytes = tokens * (kvWidths.k + kvWidths.v) * BF16_BYTES / tp;
   const cpTier = tierForGroup(site, tp * plan.cp, spansPods);
   const cpS = plan.cp > 1 ? stage.layers * 3 * (plan.cp - 1) * (kvBytes / cpTier.bytesPerS + cpTier.stepLatencyS) : 0;
-  const ringWindowS = attentionS + scoreS + (plan.cp > 1 ? ringMergeS * (plan.cp - 2) / (plan.cp - 1) : 0);
-  const cpExposedS = Math.max(0, cpS - 3 * ringWindowS);
+  const cpExposedS = Math.max(0, cpS - 3 * (attentionS + scoreS + (plan.cp > 1 ? ringMergeS * (plan.cp - 2) / (plan.cp - 1) : 0)));
 
   // Expert parallel: dispatch and combine forward and backward per MoE layer, on NVLink and the NIC at once (the current model's).
   let epExposedS = 0;

@@ -157,10 +157,12 @@ export function pairSearch(
     if (p.integer) return inRange(p, value + sign * Math.max(1, Math.round(Math.abs(value) * step)));
     return inRange(p, value === 0 ? sign * step / 4 : value * (1 + sign * step));
   };
+  const pointOf = (v: Readonly<Record<string, number>>) => params.map((p) => v[p.key]).join(',');
   let step = options.startStep ?? 0.05;
   for (let round = 0; round < maxRounds && step >= minStep; round++) {
     let improved = false;
-    const tried = new Set<string>();
+    // The current point and the moves tried this round: a move that rounds back to either costs no evaluation.
+    const tried = new Set<string>([pointOf(values)]);
     for (let i = 0; i < params.length; i++) {
       for (let j = i; j < params.length; j++) {
         const a = params[i]!;
@@ -169,10 +171,9 @@ export function pairSearch(
           for (const signB of i === j ? [0] : [1, -1]) {
             const trial = { ...values, [a.key]: stepped(a, values[a.key]!, signA, step) };
             if (i !== j) trial[b.key] = stepped(b, values[b.key]!, signB, step);
-            // A move that rounds back to the current point, or repeats one tried this round, costs no evaluation.
-            const key = params.map((p) => trial[p.key]).join(',');
-            if (params.every((p) => trial[p.key] === values[p.key]) || tried.has(key)) continue;
-            tried.add(key);
+            const point = pointOf(trial);
+            if (tried.has(point)) continue;
+            tried.add(point);
             const l = objective(trial);
             if (l < best - 1e-12) {
               best = l;
@@ -202,6 +203,7 @@ export function fitConstantsMultiStart(rows: readonly CalibrationRow[], start: C
     if (fit.loss < best.loss - 1e-12) best = { ...fit, startScale: scale };
   }
   if (!polish) return best;
+  // The pair search's rounds are cheaper to stop than its steps: five times the coordinate search's cap.
   return { ...pairSearch(FITTED_PARAMETERS, best.values, (values) => withConstants(values, () => loss(rows)), { maxRounds: 5 * maxRounds }), startScale: best.startScale };
 }
 

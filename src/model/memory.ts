@@ -194,8 +194,8 @@ export const gradientBytesPerParam = (scenario: Scenario): number => (scenario.t
  * weight, `m` and `v` (24), reads the gradient and writes the bf16 weight (2), and the gradient
  * buffer is zeroed for the next iteration: 34 with fp32 main gradients, 30 with a bf16 buffer
  * (training.gradientDtype). Weights kept in fp8 (training.fp8ParamGather) write 1 byte instead of
- * 2 for the linear layers; not counted (at most 3% of this step, itself well under 1% of an
- * iteration on every calibration row).
+ * 2 for the linear layers; not counted (at most 1 byte in 30 of this step, which is 0.07-0.10% of
+ * the iteration on the three calibration rows that set the flag).
  */
 export const optimizerBytesPerParam = (scenario: Scenario): number => 24 + BF16_BYTES + 2 * gradientBytesPerParam(scenario);
 

@@ -222,8 +222,9 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
 
   // Context parallel (ring attention), hidden behind attention: only the excess is exposed.
   // The exchange for step k + 1 runs beside step k's attention and merge: the last merge comes after the last exchange.
-  const ringWindowS = attentionS + scoreS + (plan.cp > 1 ? ringMergeS * (plan.cp - 2) / (plan.cp - 1) : 0);
-  const cpExposedS = plan.cp > 1 ? Math.max(0, contextParallelS(scenario, plan, stage, site, spansPods) - 3 * ringWindowS) : 0;
+  const cpExposedS = plan.cp > 1
+    ? Math.max(0, contextParallelS(scenario, plan, stage, site, spansPods) - 3 * (attentionS + scoreS + ringMergeS * (plan.cp - 2) / (plan.cp - 1)))
+    : 0;
 
   // Expert parallel: dispatch and combine forward and backward per MoE layer, on NVLink and the NIC at once.
   let epExposedS = 0;
