@@ -13,7 +13,9 @@ import * as path from 'path';
 import { calibrate, formatCalibrationTable, type CalibrationRow } from '../src/calibration/calibration-table';
 import { currentConstants, errorsWith, fitConstantsMultiStart, FITTED_PARAMETERS, leaveOneSourceOut, START_SCALES, summarise } from '../src/calibration/fit';
 import { readJsonArrays } from '../src/io/files';
-import { intervalRatios, timeErrorOf, type IntervalRatios } from '../src/model/prediction-interval';
+import { ATTENTION_HEAVY_SHARE, intervalRatios, isAttentionHeavy, timeErrorOf, type IntervalRatios } from '../src/model/prediction-interval';
+import { parseScenario } from '../src/model/scenario';
+import { attentionCoreShare } from '../src/model/transformer-flops';
 
 const root = path.join(__dirname, '..', '..');
 const rows = readJsonArrays(path.join(root, 'fixtures', 'calibration')) as CalibrationRow[];
@@ -37,6 +39,7 @@ const byTable = (table: string, errors: Map<string, number>): number[] => rows.f
 const timeError = (id: string, e: number): number => timeErrorOf(rows.find((r) => r.id === id)!.metric === 'iterationTimeS', e);
 const residualRows = rows.map((r) => ({
   id: r.id, table: r.table, metric: r.metric,
+  attentionCoreShare: +(() => { const s = parseScenario(r.scenario); return attentionCoreShare(s.model, s.training.seqLen); })().toPrecision(6),
   inSampleTimeError: +timeError(r.id, inSample.get(r.id)!).toPrecision(6),
   losoTimeError: +timeError(r.id, loso.errors.get(r.id)!).toPrecision(6),
 }));
@@ -46,23 +49,27 @@ fs.writeFileSync(path.join(root, 'src', 'model', 'calibration-residuals.ts'), `/
  * in-sample (the committed constants) and leave-one-source-out (the constants refitted without
  * the row's table): the residuals prediction intervals come from (src/model/prediction-interval.ts).
  * Rows published as a rate (tokens/s, TFLOP/s) are converted: time error = 1 / (1 + rate error) - 1.
+ * \`attentionCoreShare\`: the row's job's share of model FLOPs in the attention core, which the
+ * built-in interval classes jobs by (transformer-flops.ts attentionCoreShare).
  */
 export interface ResidualRow {
   readonly id: string;
   readonly table: string;
   readonly metric: string;
+  readonly attentionCoreShare: number;
   readonly inSampleTimeError: number;
   readonly losoTimeError: number;
 }
 
 export const BUILT_IN_RESIDUALS: { readonly rows: readonly ResidualRow[] } = {
   rows: [
-${residualRows.map((r) => `    { id: '${r.id}', table: '${r.table}', metric: '${r.metric}', inSampleTimeError: ${r.inSampleTimeError}, losoTimeError: ${r.losoTimeError} },`).join('\n')}
+${residualRows.map((r) => `    { id: '${r.id}', table: '${r.table}', metric: '${r.metric}', attentionCoreShare: ${r.attentionCoreShare}, inSampleTimeError: ${r.inSampleTimeError}, losoTimeError: ${r.losoTimeError} },`).join('\n')}
   ],
 };
 `);
 const ratioText = (r: IntervalRatios | undefined): string => (r ? `predicted x ${r.lowRatio.toFixed(3)} to x ${r.highRatio.toFixed(3)} (${pct(r.lowRatio - 1)} / +${pct(r.highRatio - 1)}; ${r.method}, n = ${r.n})` : 'none');
-const logsSorted = (errors: number[]): string => errors.map((e) => Math.log1p(e)).sort((a, b) => a - b).map((x) => pct(x)).join(', ');
+const logsWithShares = (rs: { losoTimeError: number; attentionCoreShare: number }[]): string =>
+  [...rs].sort((a, b) => a.losoTimeError - b.losoTimeError).map((r) => `${pct(Math.log1p(r.losoTimeError))} (${pct(r.attentionCoreShare)})`).join(', ');
 
 const optimaFile = path.join(root, 'docs', 'calibration-optima.md');
 const optima = fs.existsSync(optimaFile) ? fs.readFileSync(optimaFile, 'utf8').trim() : undefined;
@@ -125,13 +132,21 @@ ${tables.map((t) => `| ${t} | x ${loso.startScales.get(t)} | ${FITTED_PARAMETERS
 
 Every predicted iteration time carries an interval from these residuals (docs/cost-model.md §7):
 each row's iteration-time error (predicted / published - 1; rates converted), written by this
-script to \`src/model/calibration-residuals.ts\`. The built-in interval uses the
-leave-one-source-out errors, the model's errors on tables it was not fitted to.
+script to \`src/model/calibration-residuals.ts\` with the share of the row's model FLOPs in the
+attention core. The built-in interval uses the leave-one-source-out errors, the model's errors on
+tables it was not fitted to, of the rows of the job's class: attention-heavy (attention core at
+least ${pct(ATTENTION_HEAVY_SHARE)} of model FLOPs) or not.
 
-- 90% interval, leave-one-source-out residuals: ${ratioText(intervalRatios(residualRows.map((r) => r.losoTimeError), 0.9))}.
-- 80%: ${ratioText(intervalRatios(residualRows.map((r) => r.losoTimeError), 0.8))}; 95%: ${ratioText(intervalRatios(residualRows.map((r) => r.losoTimeError), 0.95))}.
-- For comparison, 90% from the in-sample errors: ${ratioText(intervalRatios(residualRows.map((r) => r.inSampleTimeError), 0.9))} (narrower: the constants were fitted to these rows).
-- Leave-one-source-out log residuals log(predicted / published) of iteration time, sorted: ${logsSorted(residualRows.map((r) => r.losoTimeError))}.
+| class | rows | 80% | 90% | 95% |
+|---|---:|---|---|---|
+${[false, true].map((heavy) => {
+  const errors = residualRows.filter((r) => isAttentionHeavy(r) === heavy).map((r) => r.losoTimeError);
+  return `| attention core ${heavy ? 'at least' : 'under'} ${pct(ATTENTION_HEAVY_SHARE)} of model FLOPs | ${errors.length} | ${[0.8, 0.9, 0.95].map((level) => ratioText(intervalRatios(errors, level))).join(' | ')} |`;
+}).join('\n')}
+| every row, one class (for comparison) | ${residualRows.length} | ${[0.8, 0.9, 0.95].map((level) => ratioText(intervalRatios(residualRows.map((r) => r.losoTimeError), level))).join(' | ')} |
+
+- For comparison, 90% from the in-sample errors of every row: ${ratioText(intervalRatios(residualRows.map((r) => r.inSampleTimeError), 0.9))} (narrower: the constants were fitted to these rows).
+- Leave-one-source-out log residuals log(predicted / published) of iteration time, sorted, with the rows' attention-core shares: ${logsWithShares(residualRows)}.
 
 No row publishes measured memory, so memory carries a fixed allowance of +-5% (docs/cost-model.md §7).
 

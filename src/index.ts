@@ -23,9 +23,11 @@ export { CALIBRATION } from './model/calibration-constants';
 export { calibrationProfileSchema, calibrationRunsSchema, type CalibrationProfile } from './model/calibration-profile-schema';
 export { applyCalibrationProfile, profileIntervalModel, profileResidualSet } from './calibration/apply-profile';
 export {
-  activeIntervalModel, builtInIntervalModel, intervalModel, intervalRatios, memoryInterval, timeInterval,
-  type IntervalModel, type IntervalRatios, type MemoryInterval, type ResidualSet, type TimeInterval,
+  activeIntervalModel, ATTENTION_HEAVY_SHARE, attentionHeavyNote, builtInIntervalModel, intervalJobOf, intervalModel, intervalRatios,
+  isAttentionHeavy, memoryInterval, timeInterval, timeRatiosFor,
+  type IntervalJob, type IntervalModel, type IntervalRatios, type MemoryInterval, type ResidualSet, type TimeInterval,
 } from './model/prediction-interval';
+export { attentionCoreShare } from './model/transformer-flops';
 export { readCalibrationProfile } from './io/calibration-files';
 export { readJsonFile, parseJsonText } from './io/files';
 export { plan, defaultBackends, type PlanOptions } from './solve/plan';

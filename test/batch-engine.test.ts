@@ -214,7 +214,7 @@ describe('sharding', () => {
 
 const record = (over: Partial<BatchRecord> & { id: string; ordinal: number }): BatchRecord => ({
   total: 3, batchKey: 'k', solveKey: over.id, name: 'n', source: { kind: 'file', file: 'f.json' }, alsoFrom: [], status: 'optimal',
-  iterationTimeS: 1, iterationTimeLowS: 0.9, iterationTimeHighS: 1.2, intervalLevel: 0.9, mayNotFit: false, mfu: 0.5, gap: 0, lowerBoundS: 1, productionSpeedup: 1, ppAcrossSpeedup: null, productionSpeedupAtLeast: 0.9, ppAcrossSpeedupAtLeast: null, plan: null, reasons: [], error: null,
+  iterationTimeS: 1, iterationTimeLowS: 0.9, iterationTimeHighS: 1.2, intervalLevel: 0.9, intervalBasis: 'test', mayNotFit: false, mfu: 0.5, gap: 0, lowerBoundS: 1, productionSpeedup: 1, ppAcrossSpeedup: null, productionSpeedupAtLeast: 0.9, ppAcrossSpeedupAtLeast: null, plan: null, reasons: [], error: null,
   timing: { wallTimeS: 1, solverTimeS: 1, timeLimitS: 1, cachedFrom: null, finishedAt: '' },
   ...over,
 });

@@ -61,6 +61,34 @@ describe('evaluate', () => {
     expect(text).toMatch(/Memory per GPU {3}peak [\d.]+ GiB \([\d.]+-[\d.]+, 90%\)/);
   });
 
+  it('gives an attention-heavy job (64K context) the heavy rows\' interval, says why, and a profile one interval for every job', async () => {
+    const rows = JSON.parse(fs.readFileSync(fixturePath('calibration/nemo-long-context.json'), 'utf8')) as { id: string; scenario: unknown; plan: unknown }[];
+    const row = rows.find((r) => r.id === 'fp8-nemo-long-llama2-7b-64k')!;
+    const scenarioFile = path.join(tmp, 'long.json');
+    const planFile = path.join(tmp, 'long.plan.json');
+    fs.writeFileSync(scenarioFile, JSON.stringify(row.scenario));
+    fs.writeFileSync(planFile, JSON.stringify(row.plan));
+    const json = JSON.parse((await run('evaluate', scenarioFile, '--plan', planFile, '--json')).out).predicted;
+    const heavy = builtInIntervalModel().attentionHeavy!;
+    expect(json.interval.lowS).toBeCloseTo(json.iterationTimeS * heavy.time.lowRatio, 9);
+    expect(json.interval.highS).toBeCloseTo(json.iterationTimeS * heavy.time.highRatio, 9);
+    expect(json.interval.basis).toBe(heavy.basis);
+    expect(json.interval.note).toMatch(/^the attention core is 57% of this job's model FLOPs/);
+    const text = (await run('evaluate', scenarioFile, '--plan', planFile)).out;
+    expect(text).toMatch(/Interval {9}wide: the attention core is 57% of this job's model FLOPs; the 9 published rows at 15% or more/);
+    // The light example prints no such line and names its own rows.
+    const light = await run('evaluate', example, '--plan', examplePlan, '--json');
+    expect(JSON.parse(light.out).predicted.interval.basis).toContain('51 published rows');
+    expect((await run('evaluate', example, '--plan', examplePlan)).out).not.toContain('Interval ');
+    // A profile's runs are the user's own jobs: its interval, whatever the job's attention share, and no note.
+    const profile = profileFile('heavy-job.json', [0.03, -0.02, 0.01, -0.04, 0.02]);
+    const withProfile = JSON.parse((await run('evaluate', scenarioFile, '--plan', planFile, '--json', '--calibration', profile)).out).predicted;
+    const own = profileIntervalModel(JSON.parse(fs.readFileSync(profile, 'utf8')));
+    expect(withProfile.interval.highS).toBeCloseTo(withProfile.iterationTimeS * own.time.highRatio, 12);
+    expect(withProfile.interval.note).toBeUndefined();
+    expect((await run('evaluate', scenarioFile, '--plan', planFile, '--calibration', profile)).out).not.toContain('Interval ');
+  });
+
   it('takes the interval from a profile\'s leave-one-out residuals, wider when they are wider', async () => {
     const narrow = profileFile('narrow.json', [0.03, -0.02, 0.01, -0.04, 0.02], [0.02, -0.01, 0.03]);
     const wide = profileFile('wide.json', [0.09, -0.06, 0.03, -0.12, 0.06], [0.02, -0.01, 0.03]);
@@ -153,6 +181,52 @@ describe('plan', () => {
     const text = (await run('plan', oneSite, '--time-limit', '10')).out;
     const { iterationTimeS, interval } = json.predicted;
     expect(text).toContain(`Iteration time   ${seconds(iterationTimeS)} s (${seconds(interval.lowS)}-${seconds(interval.highS)}, 90%)`);
+  });
+});
+
+describe('an attention-heavy job (64K context) everywhere an interval is printed', () => {
+  const rows = JSON.parse(fs.readFileSync(fixturePath('calibration/nemo-long-context.json'), 'utf8')) as { id: string; scenario: unknown; plan: Record<string, unknown> }[];
+  const row = rows.find((r) => r.id === 'fp8-nemo-long-llama2-7b-64k')!;
+  const scenarioFile = path.join(tmp, 'heavy.json');
+  const planFile = path.join(tmp, 'heavy.plan.json');
+  const otherPlanFile = path.join(tmp, 'heavy-other.plan.json');
+  fs.writeFileSync(scenarioFile, JSON.stringify(row.scenario));
+  fs.writeFileSync(planFile, JSON.stringify(row.plan));
+  // Another plan of the same job on the same 64 GPUs: TP 8, CP 2, DP 4 in place of TP 4, CP 2, DP 8.
+  fs.writeFileSync(otherPlanFile, JSON.stringify({ ...row.plan, tp: 8, cp: 2, dp: 4 }));
+  const light = builtInIntervalModel().time;
+  const heavy = builtInIntervalModel().attentionHeavy!.time;
+  const isHeavy = (timeS: number, interval: { lowS: number; highS: number }) => {
+    expect(interval.lowS).toBeCloseTo(timeS * heavy.lowRatio, 9);
+    expect(interval.highS).toBeCloseTo(timeS * heavy.highRatio, 9);
+    expect(interval.highS).not.toBeCloseTo(timeS * light.highRatio, 3);
+  };
+
+  it('plan --json: the plan, its baselines and a given baseline plan all take the heavy class; two plans of the job the same ratios', async () => {
+    const result = await run('plan', scenarioFile, '--json', '--quiet', '--time-limit', '5', '--baseline-plan', otherPlanFile);
+    expect(result.code).toBe(0);
+    const json = JSON.parse(result.out);
+    isHeavy(json.predicted.iterationTimeS, json.predicted.interval);
+    const baselines = json.baselines.filter((b: { iterationTimeS: number | null }) => b.iterationTimeS !== null);
+    expect(baselines.length).toBeGreaterThan(0);
+    for (const b of baselines) isHeavy(b.iterationTimeS, b.interval);
+    expect(json.baselinePlan.fits).toBe(true);
+    isHeavy(json.baselinePlan.iterationTimeS, json.baselinePlan.interval);
+    // The class is the job's: a different plan of it (another time) has the same ratios.
+    expect(json.baselinePlan.iterationTimeS).not.toBeCloseTo(json.predicted.iterationTimeS, 3);
+    const text = (await run('plan', scenarioFile, '--quiet', '--time-limit', '5')).out;
+    expect(text).toContain('Interval         wide: the attention core is 57%');
+  });
+
+  it('report and batch: the report says why, the NDJSON records name the residuals', async () => {
+    const html = path.join(tmp, 'heavy.html');
+    expect((await run('report', scenarioFile, '--plan', planFile, '--html', html)).code).toBe(0);
+    expect(fs.readFileSync(html, 'utf8')).toContain('wide: the attention core is 57% of this job');
+    const out = path.join(tmp, 'heavy.ndjson');
+    expect((await run('batch', scenarioFile, '--out', out, '--workers', '1', '--time-limit', '5', '--quiet', '--no-charts')).code).toBe(0);
+    const record = JSON.parse(fs.readFileSync(out, 'utf8').trim().split('\n')[0]!);
+    expect(record.intervalBasis).toBe(builtInIntervalModel().attentionHeavy!.basis);
+    expect(record.iterationTimeHighS).toBeCloseTo(record.iterationTimeS * heavy.highRatio, 12);
   });
 });
 

@@ -35,7 +35,7 @@ export function planView(scenario: Scenario, result: PlanResult, elapsedS: numbe
     { label: 'frameworks', value: result.frameworks && result.frameworks.length > 0 ? `runs as is in ${result.frameworks.join(', ')}` : 'neither Megatron-LM nor torchtitan runs it as planned' },
   ];
   return {
-    planJson: planResultJson(result),
+    planJson: planResultJson(result, scenario),
     status: result.status,
     iterationTimeS: predicted.iterationTimeS,
     lowerBoundS: result.bound.lowerBoundS,

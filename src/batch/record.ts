@@ -26,6 +26,8 @@ export interface SolveOutcome {
   readonly iterationTimeLowS: number | null;
   readonly iterationTimeHighS: number | null;
   readonly intervalLevel: number | null;
+  /** The residuals the interval comes from (the job's class of published rows, or the profile's runs). */
+  readonly intervalBasis: string | null;
   /** The plan's peak memory lies within the memory interval of its GPUs' capacity. */
   readonly mayNotFit: boolean | null;
   readonly mfu: number | null;
@@ -81,6 +83,7 @@ export function outcomeFromPlanResult(result: PlanResult): SolveOutcome {
     iterationTimeLowS: finiteOrNull(result.evaluation?.predicted.interval.lowS),
     iterationTimeHighS: finiteOrNull(result.evaluation?.predicted.interval.highS),
     intervalLevel: finiteOrNull(result.evaluation?.predicted.interval.level),
+    intervalBasis: result.evaluation?.predicted.interval.basis ?? null,
     mayNotFit: result.evaluation ? result.evaluation.mayNotFit : null,
     mfu: finiteOrNull(result.evaluation?.predicted.mfu),
     gap: result.plan ? finiteOrNull(result.bound.gap) : null,
@@ -98,7 +101,7 @@ export function outcomeFromPlanResult(result: PlanResult): SolveOutcome {
 
 /** An outcome without a plan: invalid input, a crash or a thrown error. */
 export function failedOutcome(status: 'invalid' | 'error', message: string): SolveOutcome {
-  return { status, iterationTimeS: null, iterationTimeLowS: null, iterationTimeHighS: null, intervalLevel: null, mayNotFit: null, mfu: null, gap: null, lowerBoundS: null, productionSpeedup: null, ppAcrossSpeedup: null, productionSpeedupAtLeast: null, ppAcrossSpeedupAtLeast: null, plan: null, reasons: [], error: message, solverTimeS: null };
+  return { status, iterationTimeS: null, iterationTimeLowS: null, iterationTimeHighS: null, intervalLevel: null, intervalBasis: null, mayNotFit: null, mfu: null, gap: null, lowerBoundS: null, productionSpeedup: null, ppAcrossSpeedup: null, productionSpeedupAtLeast: null, ppAcrossSpeedupAtLeast: null, plan: null, reasons: [], error: message, solverTimeS: null };
 }
 
 export interface RecordContext {

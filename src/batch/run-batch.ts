@@ -153,7 +153,7 @@ function copyOf(scenario: BatchScenario, from: BatchRecord, context: RecordConte
     status: from.status as SolveOutcome['status'],
     iterationTimeS: from.iterationTimeS,
     // Records written before intervals existed have none.
-    iterationTimeLowS: from.iterationTimeLowS ?? null, iterationTimeHighS: from.iterationTimeHighS ?? null, intervalLevel: from.intervalLevel ?? null, mayNotFit: from.mayNotFit ?? null,
+    iterationTimeLowS: from.iterationTimeLowS ?? null, iterationTimeHighS: from.iterationTimeHighS ?? null, intervalLevel: from.intervalLevel ?? null, intervalBasis: from.intervalBasis ?? null, mayNotFit: from.mayNotFit ?? null,
     mfu: from.mfu, gap: from.gap, lowerBoundS: from.lowerBoundS,
     productionSpeedup: from.productionSpeedup, ppAcrossSpeedup: from.ppAcrossSpeedup,
     // Records written before the baselines' bounds existed have none.

@@ -37,7 +37,12 @@ export function profileIntervalModel(profile: Pick<CalibrationProfile, 'runs'>):
   const own = intervalModel(profileResidualSet(profile));
   if (own) return own;
   const builtIn = builtInIntervalModel();
-  return { ...builtIn, basis: `${builtIn.basis} (the profile has fewer than 2 runs)` };
+  const fallback = (basis: string) => `${basis} (the profile has fewer than 2 runs)`;
+  return {
+    ...builtIn,
+    basis: fallback(builtIn.basis),
+    ...(builtIn.attentionHeavy ? { attentionHeavy: { ...builtIn.attentionHeavy, basis: fallback(builtIn.attentionHeavy.basis) } } : {}),
+  };
 }
 
 /** Sets the profile's identified factors and its interval model; returns the function that restores the previous ones. */

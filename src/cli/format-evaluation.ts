@@ -32,6 +32,7 @@ export function formatEvaluation(scenario: Scenario, evaluation: Evaluation): st
   lines.push(evaluation.fits ? (evaluation.mayNotFit ? `Fits: yes, but may not fit: ${mayNotFitSites(evaluation)}${headroomHint(evaluation)}` : 'Fits: yes') : `Fits: NO\n${evaluation.violations.map((v) => `  - ${v}`).join('\n')}`);
   lines.push('');
   lines.push(`Iteration time   ${secondsWithInterval(p.iterationTimeS, p.interval)}   MFU ${percent(p.mfu)}   ${p.tokensPerSecondPerGpu.toFixed(0)} tokens/s/GPU   ${p.modelTflopsPerGpu.toFixed(0)} model TFLOP/s/GPU   ${p.hardwareTflopsPerGpu.toFixed(0)} hardware TFLOP/s/GPU`);
+  if (p.interval.note) lines.push(`Interval         wide: ${p.interval.note}`);
   lines.push(`GPUs             ${p.gpusUsed} used, ${p.gpusIdle} idle; ${p.microbatchesPerReplica} microbatches per replica`);
   lines.push('');
   lines.push('Breakdown (critical path)');

@@ -2,7 +2,7 @@
 import type { Scenario } from '../index';
 import { FRAMEWORKS, capabilitiesOf, type Framework } from '../model/framework-capabilities';
 import type { ExhaustiveCoverage, PlanResult } from '../solve/plan-result';
-import { timeInterval } from '../model/prediction-interval';
+import { intervalJobOf, timeInterval } from '../model/prediction-interval';
 import { planSpecCost } from '../model/prices';
 import { formatCost } from './format-cost';
 import { formatEvaluation, intervalText } from './format-evaluation';
@@ -12,8 +12,8 @@ import { formatScheduleSummary, formatSiteMap } from './format-site-map';
  * The JSON printed by `plan --json`; `plan` is accepted verbatim by `evaluate --plan`. With a
  * priced scenario, `cost` (docs/cost-model.md §8) follows `predicted`.
  */
-export function planResultJson(result: PlanResult, scenario?: Scenario) {
-  const cost = scenario && result.plan && result.evaluation ? planSpecCost(scenario, result.plan, result.evaluation) : undefined;
+export function planResultJson(result: PlanResult, scenario: Scenario) {
+  const cost = result.plan && result.evaluation ? planSpecCost(scenario, result.plan, result.evaluation) : undefined;
   return {
     status: result.status,
     plan: result.plan ?? null,
@@ -25,7 +25,7 @@ export function planResultJson(result: PlanResult, scenario?: Scenario) {
     bound: result.bound,
     baselines: result.baselines.map((b) => ({
       name: b.name, description: b.description, iterationTimeS: b.iterationTimeS ?? null,
-      interval: b.iterationTimeS === undefined ? null : timeInterval(b.iterationTimeS), speedup: b.speedup ?? null,
+      interval: b.iterationTimeS === undefined ? null : timeInterval(b.iterationTimeS, intervalJobOf(scenario)), speedup: b.speedup ?? null,
       speedupAtLeast: b.speedupAtLeast ?? null, bound: b.bound ?? null, plan: b.plan ?? null,
     })),
     network: result.plan?.network ?? [],
@@ -102,7 +102,7 @@ export function formatPlanResult(scenario: Scenario, result: PlanResult, boundLi
     lines.push('');
     lines.push(`Baselines (best plan found in each restricted space, and what its search proved${result.framework === undefined ? '' : `, within ${labelOf(result.framework)}'s`})`);
     for (const b of result.baselines) {
-      const time = b.iterationTimeS === undefined ? 'no plan fits' : `${b.iterationTimeS.toFixed(3)} s (${intervalText(timeInterval(b.iterationTimeS))}), ours is ${b.speedup!.toFixed(2)}x faster (${(100 * (1 - 1 / b.speedup!)).toFixed(1)}% less time)${provenText(b)}`;
+      const time = b.iterationTimeS === undefined ? 'no plan fits' : `${b.iterationTimeS.toFixed(3)} s (${intervalText(timeInterval(b.iterationTimeS, intervalJobOf(scenario)))}), ours is ${b.speedup!.toFixed(2)}x faster (${(100 * (1 - 1 / b.speedup!)).toFixed(1)}% less time)${provenText(b)}`;
       lines.push(`  ${b.name.padEnd(11)} ${time}  [${b.description}]`);
     }
   }

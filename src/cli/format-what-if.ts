@@ -2,7 +2,6 @@
 import type { IdleGpuExplanation } from '../diagnose/idle-gpus';
 import type { WhatIfOutcome } from '../diagnose/what-if';
 import { planSummary } from '../model/plan-summary';
-import { timeInterval } from '../model/prediction-interval';
 import type { BaselinePlanResult } from '../solve/baseline-plan';
 import { intervalText } from './format-evaluation';
 
@@ -52,7 +51,7 @@ export function idleGpusJson(explanation: IdleGpuExplanation) {
 
 /** "Against your plan (file): 6.9 s (...), the best plan is 1.09x faster", or why it does not fit. */
 export function formatBaselinePlan(b: BaselinePlanResult): string {
-  const time = `${b.iterationTimeS.toFixed(3)} s (${intervalText(timeInterval(b.iterationTimeS))})`;
+  const time = `${b.iterationTimeS.toFixed(3)} s (${intervalText(b.evaluation.predicted.interval)})`;
   if (!b.fits) return `Against your plan (${b.source}): does not fit this scenario (${time} if it did): ${b.violations.join('; ')}`;
   const speedup = b.speedup === null ? '' : `, the best plan is ${b.speedup.toFixed(3)}x faster (speedup ${b.speedup.toFixed(4)}: ${(100 * (1 - 1 / b.speedup)).toFixed(1)}% less time)`;
   return `Against your plan (${b.source}): ${time}${speedup}`;
@@ -61,6 +60,6 @@ export function formatBaselinePlan(b: BaselinePlanResult): string {
 export function baselinePlanJson(b: BaselinePlanResult) {
   return {
     source: b.source, fits: b.fits, violations: b.violations, iterationTimeS: b.iterationTimeS,
-    interval: timeInterval(b.iterationTimeS), speedup: b.speedup, predicted: b.evaluation.predicted,
+    interval: b.evaluation.predicted.interval, speedup: b.speedup, predicted: b.evaluation.predicted,
   };
 }

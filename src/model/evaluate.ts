@@ -16,7 +16,7 @@ import { layOutPlan, type PlanLayout, type ReplicaGroupLayout } from './placemen
 import type { PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
 import { stageMemory, type StageMemory } from './memory';
-import { mayNotFit, memoryInterval, timeInterval, type MemoryInterval, type TimeInterval } from './prediction-interval';
+import { intervalJobOf, mayNotFit, memoryInterval, timeInterval, type MemoryInterval, type TimeInterval } from './prediction-interval';
 import { stageFlops, stageTime, type StageTime } from './stage-cost';
 import { modelFlopsPerIteration } from './transformer-flops';
 import { tflopsToFlopPerS } from './units';
@@ -235,7 +235,7 @@ export function evaluateLayout(scenario: Scenario, layout: PlanLayout, timing: P
     mayNotFit: fitsResources && mayNotFitAt.some((x) => x),
     predicted: {
       iterationTimeS,
-      interval: timeInterval(iterationTimeS),
+      interval: timeInterval(iterationTimeS, intervalJobOf(scenario)),
       mfu: modelFlops / (iterationTimeS * peakFlopRate),
       tokensPerSecondPerGpu: (scenario.training.globalBatchSeqs * scenario.training.seqLen) / iterationTimeS / gpusUsed,
       modelTflopsPerGpu: modelFlops / iterationTimeS / gpusUsed / 1e12,

@@ -103,6 +103,16 @@ export function modelFlopsPerIteration(model: Model, seqLen: number, globalBatch
 }
 
 /**
+ * Share of a job's model FLOPs (causal) in the attention core, the score and context products:
+ * the part of the time the fused attention kernel's efficiency sets. What the built-in
+ * prediction interval classes jobs by (prediction-interval.ts, docs/cost-model.md §7).
+ */
+export function attentionCoreShare(model: Model, seqLen: number): number {
+  const coreFlops = 3 * model.layers * attentionCoreFlopsPerToken(model, seqLen, true) * seqLen;
+  return coreFlops / modelFlopsPerIteration(model, seqLen, 1, 'causal');
+}
+
+/**
  * Forward FLOPs per token of one layer's GEMMs that selective recomputation of `modules` runs
  * again, split by the rate they run at: `linear` (the linear layers, fp8 in fp8 training),
  * `routed` (the routed experts' grouped GEMMs) and `router` (bf16). mla_up_proj: the query and

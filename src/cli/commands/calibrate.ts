@@ -1,7 +1,7 @@
 /** `scaleacross calibrate <runs.json> --out profile.json [--json]`: fits the cost model's factors to measured runs. */
 import * as path from 'path';
 import { profileIntervalModel } from '../../calibration/apply-profile';
-import type { IntervalModel, IntervalRatios } from '../../model/prediction-interval';
+import { ATTENTION_HEAVY_SHARE, type IntervalModel, type IntervalRatios } from '../../model/prediction-interval';
 import { buildUserRuns } from '../../calibration/user-runs';
 import { calibrateToRuns, MIN_RUNS, USER_FACTORS, type UserCalibration } from '../../calibration/user-fit';
 import { writeTextFile } from '../../io/files';
@@ -65,7 +65,10 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
 /** What predictions under the profile carry: "Prediction interval (90%): iteration time x 0.934 to x 1.071 (...)". */
 function intervalLine(model: IntervalModel): string {
   const ratios = (r: IntervalRatios) => `x ${r.lowRatio.toFixed(3)} to x ${r.highRatio.toFixed(3)} (${r.method === 'fixed-allowance' ? 'fixed allowance, no measured memory' : `${r.method}, ${r.n} residuals`})`;
-  return `Prediction interval (${Math.round(100 * model.time.level)}%) under this profile: iteration time ${ratios(model.time)}; memory ${ratios(model.memory)}; from the ${model.basis}.`;
+  const time = model.attentionHeavy
+    ? `iteration time ${ratios(model.time)} for jobs whose attention core is under ${Math.round(100 * ATTENTION_HEAVY_SHARE)}% of their model FLOPs, ${ratios(model.attentionHeavy.time)} for the others (from the ${model.attentionHeavy.basis})`
+    : `iteration time ${ratios(model.time)}`;
+  return `Prediction interval (${Math.round(100 * model.time.level)}%) under this profile: ${time}; memory ${ratios(model.memory)}; from the ${model.basis}.`;
 }
 
 export function formatCalibration(fit: UserCalibration, out: string): string {
