@@ -215,7 +215,7 @@ export function computeCoefficients(
     const shards = config.zero >= 1 ? dp * config.cp : 1;
     const owned = params.dense / shards + params.expert / Math.max(1, config.zero >= 1 ? (config.tp * config.cp * dp) / (config.ep * config.expertTp) : 1);
     const fastestHbm = Math.max(...scenario.sites.map((s) => s.gpu.hbmGBps));
-    return (owned * optimizerBytesPerParam(scenario)) / gBpsToBytesPerS(fastestHbm);
+    return (owned * optimizerBytesPerParam(scenario, config.zero)) / gBpsToBytesPerS(fastestHbm);
   }));
 
   return {

@@ -8,7 +8,7 @@
  * Memory per GPU of one pipeline stage: weights, gradients and optimizer state under ZeRO,
  * and activations by schedule and recomputation (docs/cost-model.md §5; Korthikanti et al. 2022).
  */
-import { MEMORY_OVERHEAD, gradientBytesPerParam, microbatchesInFlight as currentMicrobatchesInFlight, ncclCommunicators, type StageMemory } from '../../src/model/memory';
+import { MEMORY_OVERHEAD, gradientBytesPerParam, optimizerStateBytesPerParam, microbatchesInFlight as currentMicrobatchesInFlight, ncclCommunicators, type StageMemory } from '../../src/model/memory';
 import type { StageLayout } from './placement';
 import type { PlanSpec } from '../../src/model/plan-schema';
 import type { Scenario } from '../../src/model/scenario';
@@ -72,6 +72,7 @@ export function stageMemory(scenario: Scenario, plan: PlanSpec, stage: StageLayo
   const layerParams = params.dense - vocab + params.expert;
   const gathered = plan.zero >= 3 ? 2 * BF16_BYTES * layerParams / Math.max(1, stage.layers) : 0;
   const gradientBytes = gradientBytesPerParam(scenario);
+  const optimizerStateBytes = optimizerStateBytesPerParam(scenario, plan.zero);
   const unshardedGradient = plan.zero >= 2
     ? gradientBytes * Math.max(layerParams / Math.max(1, stage.layers), stage.hasEmbedding || stage.hasOutputLayer ? embeddingParams(model) / plan.tp : 0) : 0;
   const fp8 = training.precision === 'fp8';
@@ -107,9 +108,9 @@ export function stageMemory(scenario: Scenario, plan: PlanSpec, stage: StageLayo
   const toGiB = (bytes: number) => bytes / BYTES_PER_GIB;
   const weightsGiB = toGiB(sharded(layerDense, params.expert, BF16_BYTES, plan.zero >= 3) + gathered);
   const gradientsGiB = toGiB(sharded(layerDense, params.expert, gradientBytes, plan.zero >= 2) + unshardedGradient);
-  const optimizerGiB = toGiB(sharded(layerDense, params.expert, 12, plan.zero >= 1));
+  const optimizerGiB = toGiB(sharded(layerDense, params.expert, optimizerStateBytes, plan.zero >= 1));
   const fp8WeightCopiesGiB = toGiB(sharded(fp8Dense, fp8Expert, 2, false));
-  const vocabStateGiB = toGiB(sharded(vocab, 0, BF16_BYTES, plan.zero >= 3) + sharded(vocab, 0, gradientBytes, plan.zero >= 2) + sharded(vocab, 0, 12, plan.zero >= 1));
+  const vocabStateGiB = toGiB(sharded(vocab, 0, BF16_BYTES, plan.zero >= 3) + sharded(vocab, 0, gradientBytes, plan.zero >= 2) + sharded(vocab, 0, optimizerStateBytes, plan.zero >= 1));
   const dynamicGiB = toGiB(activations);
   const ncclBuffersGiB = ncclCommunicators(scenario, plan, stage) * MEMORY_OVERHEAD.ncclBuffersGiBPerCommunicator;
   const vocabActivations = toGiB(output + embedding);

@@ -96,6 +96,11 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
   if (training.overlap.tensorParallel && plan.tp > 1) args.push(['--tp-comm-overlap']);
   args.push(['--bf16']);
   if (training.gradientDtype === 'bf16') args.push(['--grad-reduce-in-bf16']);
+  // Adam's moments in bf16: the precision-aware optimizer, part of the distributed optimizer (ZeRO >= 1).
+  if (training.optimizerMomentsDtype === 'bf16') {
+    if (plan.zero >= 1) args.push(['--use-precision-aware-optimizer'], ['--exp-avg-dtype', 'bf16'], ['--exp-avg-sq-dtype', 'bf16']);
+    else messages.push({ severity: 'note', message: "training.optimizerMomentsDtype bf16 is not exported: with ZeRO 0 Megatron-LM has no distributed optimizer, which its precision-aware optimizer needs, and the plan was costed with fp32 moments" });
+  }
   if (training.precision === 'fp8') args.push(...megatronFp8Args(training.fp8Recipe, messages));
   // The linear layers' weights kept in fp8 alone and gathered in fp8 (needs the distributed optimizer or FSDP: ZeRO >= 1).
   if (gathersParamsInFp8(scenario, plan)) args.push(['--fp8-param-gather']);

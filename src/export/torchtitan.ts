@@ -42,6 +42,9 @@ export function exportTorchtitan(scenario: Scenario, layout: PlanLayout): Framew
   }
   if (fp8 && fp8Keys.length > 0) sections.push([fp8.converter, fp8Keys]);
 
+  if (training.optimizerMomentsDtype === 'bf16' && plan.zero >= 1) {
+    messages.push({ severity: 'warning', message: "torchtitan keeps AdamW's moments in the parameters' dtype (float32 under FSDP2's mixed precision): the scenario's bf16 moments (training.optimizerMomentsDtype) cannot be expressed, and its optimizer state takes 12 bytes per parameter where the plan's memory counts 8" });
+  }
   if (training.gradientDtype === 'bf16') {
     messages.push({ severity: 'warning', message: "torchtitan reduces gradients in float32 only ([training] mixed_precision_reduce accepts \"float32\"): the scenario's bf16 gradient buffer (training.gradientDtype) cannot be expressed, and its gradients take twice the bytes the plan's memory counts" });
   }

@@ -287,7 +287,7 @@ export function computeCoefficients(
   const optimizerS = Math.max(...memoryBases.map(({ params }) => {
     const shards = config.zero >= 1 ? dp * config.cp : 1;
     const owned = params.dense / shards + params.expert / Math.max(1, config.zero >= 1 ? expertDataParallel({ ...config, dp }) : 1);
-    return (owned * optimizerBytesPerParam(scenario)) / gBpsToBytesPerS(fastestHbm);
+    return (owned * optimizerBytesPerParam(scenario, config.zero)) / gBpsToBytesPerS(fastestHbm);
   }));
 
   return {

@@ -57,7 +57,7 @@ export function groupEnds(
   timeOf: (stage: number, site: number) => StageTime,
 ): GroupEnd[] {
   const { plan, stages, groups } = layout;
-  const optimizerBytes = largestOwnedParams(scenario, plan, stages) * optimizerBytesPerParam(scenario);
+  const optimizerBytes = largestOwnedParams(scenario, plan, stages) * optimizerBytesPerParam(scenario, plan.zero);
   return groups.map((group, g) => {
     const slowestHbm = Math.min(...group.stageSite.map((site) => scenario.sites[site]!.gpu.hbmGBps));
     const { exposedS, crossShare } = groupTail(plan, scenario, stages, dp, overlapWindows(group, timeOf));

@@ -34,7 +34,7 @@ export interface StageMemory {
   readonly weightsGiB: number;
   /** Gradients of those weights: fp32 main gradients (4 bytes per parameter) or a bf16 buffer (2, training.gradientDtype); ZeRO-2 and 3: sharded, plus one layer's unsharded gradient before its reduce-scatter. */
   readonly gradientsGiB: number;
-  /** fp32 master weights and Adam moments (12 bytes per parameter), sharded over data parallelism from ZeRO-1 (Megatron's distributed optimizer). */
+  /** fp32 master weights and Adam moments (12 bytes per parameter, 8 with bf16 moments: training.optimizerMomentsDtype), sharded over data parallelism from ZeRO-1 (Megatron's distributed optimizer). */
   readonly optimizerGiB: number;
   /** fp8 training: the fp8 weight and its transpose that Transformer Engine keeps for every linear layer (2 bytes per parameter); under fp8 parameter gather the only copy of those weights. */
   readonly fp8WeightCopiesGiB: number;
@@ -165,6 +165,8 @@ export interface StageMemoryBasis {
   /** ZeRO-2 and 3: bytes of the largest tensor group reduced at once (one layer's, or the embedding/output matrix's, fp32 gradient), held unsharded until its reduce-scatter; 0 below ZeRO-2. */
   /** Bytes per parameter of the gradient buffer (training.gradientDtype). */
   readonly gradientBytesPerParam: number;
+  /** Bytes per parameter of the optimizer state: the fp32 master weight and Adam's two moments (training.optimizerMomentsDtype). */
+  readonly optimizerStateBytesPerParam: number;
   readonly unshardedGradientBytes: number;
   /** NCCL communicators the stage's GPUs use ({@link ncclCommunicators}). */
   readonly communicators: number;
@@ -190,14 +192,25 @@ export interface StageMemoryBasis {
 export const gradientBytesPerParam = (scenario: Scenario): number => (scenario.training.gradientDtype === 'bf16' ? BF16_BYTES : 4);
 
 /**
- * HBM bytes the Adam step moves per parameter a GPU owns: it reads and writes the fp32 master
- * weight, `m` and `v` (24), reads the gradient and writes the bf16 weight (2), and the gradient
- * buffer is zeroed for the next iteration: 34 with fp32 main gradients, 30 with a bf16 buffer
- * (training.gradientDtype). Weights kept in fp8 (training.fp8ParamGather) write 1 byte instead of
+ * Bytes per parameter of the optimizer state: the fp32 master weight (4) and Adam's `m` and `v`,
+ * 4 bytes each in fp32 or 2 in bf16 (training.optimizerMomentsDtype): 12 or 8. bf16 moments need
+ * ZeRO >= 1 (Megatron-LM's precision-aware optimizer is the distributed optimizer's); with ZeRO 0
+ * the moments stay fp32, as fp8 parameter gather changes nothing there.
+ */
+export const optimizerStateBytesPerParam = (scenario: Scenario, zero: PlanSpec['zero']): number =>
+  4 + 2 * (scenario.training.optimizerMomentsDtype === 'bf16' && zero >= 1 ? BF16_BYTES : 4);
+
+/**
+ * HBM bytes the Adam step moves per parameter a GPU owns: it reads and writes the optimizer
+ * state (the fp32 master weight, `m` and `v`: 24, or 16 with bf16 moments), reads the gradient
+ * and writes the bf16 weight (2), and the gradient buffer is zeroed for the next iteration: 34
+ * with fp32 main gradients and moments, 30 with a bf16 gradient buffer (training.gradientDtype),
+ * 8 less with bf16 moments. Weights kept in fp8 (training.fp8ParamGather) write 1 byte instead of
  * 2 for the linear layers; not counted (at most 1 byte in 30 of this step, which is 0.07-0.10% of
  * the iteration on the three calibration rows that set the flag).
  */
-export const optimizerBytesPerParam = (scenario: Scenario): number => 24 + BF16_BYTES + 2 * gradientBytesPerParam(scenario);
+export const optimizerBytesPerParam = (scenario: Scenario, zero: PlanSpec['zero']): number =>
+  2 * optimizerStateBytesPerParam(scenario, zero) + BF16_BYTES + 2 * gradientBytesPerParam(scenario);
 
 export function stageMemoryBasis(scenario: Scenario, plan: MemoryBasisPlan, stage: StageLayout): StageMemoryBasis {
   const { model, training } = scenario;
@@ -221,6 +234,7 @@ export function stageMemoryBasis(scenario: Scenario, plan: MemoryBasisPlan, stag
     fp8Params: fp8CopiedParams(scenario, plan, stage),
     fp8OnlyWeights: gathersParamsInFp8(scenario, plan),
     gradientBytesPerParam: gradientBytesPerParam(scenario),
+    optimizerStateBytesPerParam: optimizerStateBytesPerParam(scenario, plan.zero),
     unshardedGradientBytes: plan.zero >= 2 ? gradientBytesPerParam(scenario) * Math.max(layerParams / Math.max(1, stage.layers), stage.hasEmbedding || stage.hasOutputLayer ? embeddingParams(model) / plan.tp : 0) : 0,
     communicators: ncclCommunicators(scenario, plan, stage),
     zero: plan.zero,
@@ -278,13 +292,13 @@ function stateParts(basis: StageMemoryBasis, plan: ShardingPlan): StateParts {
   return {
     weightsGiB: toGiB(stateBytes(layerDense - fp8Only.dense, params.expert - fp8Only.expert, plan, BF16_BYTES, zero >= 3) + basis.gatheredWeightsBytes),
     gradientsGiB: toGiB(stateBytes(layerDense, params.expert, plan, basis.gradientBytesPerParam, zero >= 2) + basis.unshardedGradientBytes),
-    optimizerGiB: toGiB(stateBytes(layerDense, params.expert, plan, 12, zero >= 1)),
+    optimizerGiB: toGiB(stateBytes(layerDense, params.expert, plan, basis.optimizerStateBytesPerParam, zero >= 1)),
     // The fp8 weight and its transpose, kept whole; with fp8 parameter gather under ZeRO-3 the
     // weights themselves are the fp8 shards (1 byte each), gathered per layer into the working copy.
     fp8WeightCopiesGiB: toGiB(basis.fp8OnlyWeights && zero >= 3
       ? stateBytes(basis.fp8Params.dense, basis.fp8Params.expert, plan, FP8_BYTES, true)
       : stateBytes(basis.fp8Params.dense, basis.fp8Params.expert, plan, 2, false)),
-    vocabStateGiB: toGiB(stateBytes(params.vocab, 0, plan, BF16_BYTES, zero >= 3) + stateBytes(params.vocab, 0, plan, basis.gradientBytesPerParam, zero >= 2) + stateBytes(params.vocab, 0, plan, 12, zero >= 1)),
+    vocabStateGiB: toGiB(stateBytes(params.vocab, 0, plan, BF16_BYTES, zero >= 3) + stateBytes(params.vocab, 0, plan, basis.gradientBytesPerParam, zero >= 2) + stateBytes(params.vocab, 0, plan, basis.optimizerStateBytesPerParam, zero >= 1)),
   };
 }
 

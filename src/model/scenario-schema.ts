@@ -96,6 +96,8 @@ export const trainingSchema = z.strictObject({
   }).default({ tensorParallel: true, dataParallel: true, expertParallel: false }),
   gradientDtype: z.enum(['fp32', 'bf16']).default('fp32')
     .describe("Data type of the gradient buffer backward accumulates into (its memory): fp32 main gradients (Megatron-LM's default under bf16, accumulate_allreduce_grads_in_fp32) or bf16 (Megatron-LM --grad-reduce-in-bf16; NeMo's distributed_fused_adam with optim.grad_sync_dtype=bf16). The data-parallel sync is timed at bf16 bytes either way (docs/cost-model.md §3, DP)."),
+  optimizerMomentsDtype: z.enum(['fp32', 'bf16']).default('fp32')
+    .describe("Data type of Adam's first and second moments (the optimizer state beside the fp32 master weights): fp32 (the default of Megatron-LM, NeMo and torchtitan) or bf16 (Megatron-LM --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16; DeepSeek-V3 keeps its moments in BF16). 12 or 8 bytes of optimizer state per parameter, sharded from ZeRO 1 (docs/cost-model.md §6)."),
   fp8ParamGather: z.boolean().optional()
     .describe("With precision fp8 and ZeRO >= 1: the linear layers' weights are kept only as fp8 (no bf16 copy beside the fp8 weight and its transpose; the fp32 master weights stay in the optimizer) and gathered over data parallelism in fp8 (Megatron-LM --fp8-param-gather; Megatron-Bridge's fp8 current-scaling mixed-precision recipe sets it). With ZeRO 0 it changes nothing (Megatron-LM needs the distributed optimizer or FSDP for it)."),
   totalTokens: positiveNumber('tokens to train on', 1e18).optional()

@@ -93,7 +93,8 @@ function scenarioTable(data: ReportData): string {
     row('global batch', `${training.globalBatchSeqs} sequences`),
     row('precision', escapeHtml(training.fp8Recipe ? `${training.precision} (${training.fp8Recipe} scaling)` : training.precision)
       + (training.fp8ParamGather ? (data.plan && !gathersParamsInFp8(data.scenario, data.plan) ? '; fp8 parameter gather off (ZeRO 0)' : '; weights kept and gathered in fp8') : '')
-      + `; ${training.gradientDtype} gradients`),
+      + `; ${training.gradientDtype} gradients`
+      + (training.optimizerMomentsDtype === 'bf16' ? (data.plan && data.plan.zero === 0 ? '; Adam moments in fp32 (bf16 needs ZeRO >= 1)' : '; Adam moments in bf16') : '')),
   ];
   return `<table id="scenario-table"><caption>Scenario</caption>${rows.join('')}</table>`;
 }
