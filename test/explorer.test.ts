@@ -12,6 +12,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { Browser, Page } from 'playwright-core';
 import { CHROMIUM_PATH, launchChromium } from '../scripts/browser';
+import { evaluate } from '../src/model/evaluate';
+import type { PlanSpec } from '../src/model/plan-schema';
 import { parseScenario } from '../src/model/scenario';
 import { ScenarioValidationError } from '../src/model/validation-error';
 import { ROOT, clone, fixturePath, readFixture } from './helpers/fixtures';
@@ -179,6 +181,23 @@ describeWithChromium('scaleacross explore', () => {
     points.forEach((p, i) => expect(p.marked).toBe(i > 0 && p.shape !== points[i - 1]!.shape));
     expect(await page.locator('#sweep svg circle').count()).toBe(7);
     expect(await page.locator('#sweep svg circle[r="6"]').count()).toBe(points.filter((p) => p.marked).length);
+  }, 60_000);
+
+  it('plans with Adam\'s moments in bf16 chosen in the form: the optimizer state of the plan shown is 8 bytes per parameter, not 12', async () => {
+    const moments = page.locator('select[data-path="training.optimizerMomentsDtype"]');
+    expect(await moments.inputValue()).toBe('fp32');
+    const before = (await page.locator('[data-testid="plan-json"]').textContent())!;
+    await moments.selectOption('bf16');
+    await waitForStatus(['optimal', 'feasible'], before);
+    const [saved] = await Promise.all([page.waitForEvent('download'), page.locator('[data-testid="save-scenario"]').click()]);
+    const spec = JSON.parse(fs.readFileSync((await saved.path())!, 'utf8')) as { training: Record<string, unknown> };
+    expect(spec.training['optimizerMomentsDtype']).toBe('bf16');
+    const shown = JSON.parse((await page.locator('[data-testid="plan-json"]').textContent())!) as { plan: PlanSpec; predicted: { peakMemory: { optimizerGiB: number } } };
+    expect(shown.plan.zero).toBeGreaterThanOrEqual(1);
+    const withBf16 = evaluate(parseScenario(spec), shown.plan);
+    const withFp32 = evaluate(parseScenario({ ...spec, training: { ...spec.training, optimizerMomentsDtype: 'fp32' } }), shown.plan);
+    expect(shown.predicted.peakMemory.optimizerGiB).toBeCloseTo(withBf16.predicted.peakMemory.optimizerGiB, 9);
+    expect(withBf16.predicted.peakMemory.optimizerGiB).toBeCloseTo((withFp32.predicted.peakMemory.optimizerGiB * 8) / 12, 9);
   }, 60_000);
 
   it('kept the console clean and fetched nothing from another origin', () => {

@@ -38,8 +38,9 @@ function textField(spec: Spec, path: string, label: string, callbacks: EditorCal
   return field(path, label, input);
 }
 
-function selectField(spec: Spec, path: string, label: string, options: readonly string[], callbacks: EditorCallbacks): HTMLElement {
-  const value = String(readPath(spec, path) ?? '');
+/** A select of `options`; a field the scenario leaves out shows `absentAs` (the schema's default) when given. */
+function selectField(spec: Spec, path: string, label: string, options: readonly string[], callbacks: EditorCallbacks, absentAs?: string): HTMLElement {
+  const value = String(readPath(spec, path) ?? absentAs ?? '');
   const select = el('select', { 'data-path': path }, ...[...new Set([...options, ...(value === '' ? [] : [value])])].map((o) => el('option', { value: o }, o)));
   select.value = value;
   select.addEventListener('change', () => edit(path, select.value, callbacks));
@@ -88,7 +89,9 @@ function trainingSection(spec: Spec, callbacks: EditorCallbacks): HTMLElement {
   return el('fieldset', {}, el('legend', {}, 'Training'),
     numberField(spec, 'training.globalBatchSeqs', 'global batch (sequences)', callbacks, { min: '1', step: '1' }),
     numberField(spec, 'training.seqLen', 'sequence length (tokens)', callbacks, { min: '1', step: '1' }),
-    selectField(spec, 'training.precision', 'precision', ['bf16', 'fp8'], callbacks));
+    selectField(spec, 'training.precision', 'precision', ['bf16', 'fp8'], callbacks, 'bf16'),
+    selectField(spec, 'training.gradientDtype', 'gradient buffer', ['fp32', 'bf16'], callbacks, 'fp32'),
+    selectField(spec, 'training.optimizerMomentsDtype', 'Adam moments (ZeRO >= 1)', ['fp32', 'bf16'], callbacks, 'fp32'));
 }
 
 function sitesSection(spec: Spec, callbacks: EditorCallbacks): HTMLElement {
