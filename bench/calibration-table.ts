@@ -13,9 +13,8 @@ import * as path from 'path';
 import { calibrate, formatCalibrationTable, type CalibrationRow } from '../src/calibration/calibration-table';
 import { currentConstants, errorsWith, fitConstantsMultiStart, FITTED_PARAMETERS, leaveOneSourceOut, START_SCALES, summarise } from '../src/calibration/fit';
 import { readJsonArrays } from '../src/io/files';
-import { ATTENTION_HEAVY_SHARE, intervalRatios, isAttentionHeavy, timeErrorOf, type IntervalRatios } from '../src/model/prediction-interval';
+import { ATTENTION_HEAVY_SHARE, intervalJobOf, intervalRatios, isAttentionHeavy, timeErrorOf, type IntervalRatios } from '../src/model/prediction-interval';
 import { parseScenario } from '../src/model/scenario';
-import { attentionCoreShare } from '../src/model/transformer-flops';
 
 const root = path.join(__dirname, '..', '..');
 const rows = readJsonArrays(path.join(root, 'fixtures', 'calibration')) as CalibrationRow[];
@@ -39,7 +38,7 @@ const byTable = (table: string, errors: Map<string, number>): number[] => rows.f
 const timeError = (id: string, e: number): number => timeErrorOf(rows.find((r) => r.id === id)!.metric === 'iterationTimeS', e);
 const residualRows = rows.map((r) => ({
   id: r.id, table: r.table, metric: r.metric,
-  attentionCoreShare: +(() => { const s = parseScenario(r.scenario); return attentionCoreShare(s.model, s.training.seqLen); })().toPrecision(6),
+  attentionCoreShare: +intervalJobOf(parseScenario(r.scenario)).attentionCoreShare.toPrecision(6),
   inSampleTimeError: +timeError(r.id, inSample.get(r.id)!).toPrecision(6),
   losoTimeError: +timeError(r.id, loso.errors.get(r.id)!).toPrecision(6),
 }));

@@ -230,15 +230,26 @@ export function timeRatiosFor(job: IntervalJob, model: IntervalModel = active): 
   return { ratios: model.time, basis: model.basis };
 }
 
+/** Notes written so far, by interval model and attention-core share. */
+const noteMemo = new WeakMap<IntervalModel, Map<number, string>>();
+
 /**
  * Why a job's interval is as wide as it is, when it is the attention-heavy class's (undefined
  * otherwise): its share, and the rows the interval comes from.
  */
 export function attentionHeavyNote(job: IntervalJob, model: IntervalModel = active): string | undefined {
   if (!model.attentionHeavy || !isAttentionHeavy(job)) return undefined;
-  const rows = model.attentionHeavy.time.n;
-  return `the attention core is ${(100 * job.attentionCoreShare).toFixed(0)}% of this job's model FLOPs; the ${rows} published rows at ${(100 * ATTENTION_HEAVY_SHARE).toFixed(0)}% or more, each predicted with its table left out of the fit, set it (the fused attention's speed is what the published rows pin least)`;
+  // Every evaluation of a heavy job asks (the planner's screening among them): the text once per model and share.
+  let byShare = noteMemo.get(model);
+  if (!byShare) { byShare = new Map(); noteMemo.set(model, byShare); }
+  let note = byShare.get(job.attentionCoreShare);
+  if (note === undefined) {
+    note = `the attention core is ${(100 * job.attentionCoreShare).toFixed(0)}% of this job's model FLOPs; the ${model.attentionHeavy.time.n} published rows at ${sharePercent} or more, each predicted with its table left out of the fit, set it (the fused attention's speed is what the published rows pin least)`;
+    byShare.set(job.attentionCoreShare, note);
+  }
+  return note;
 }
+
 
 /** The interval of `job`'s predicted iteration time `predictedS`. */
 export function timeInterval(predictedS: number, job: IntervalJob, model: IntervalModel = active): TimeInterval {
