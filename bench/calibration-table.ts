@@ -155,8 +155,9 @@ No row publishes measured memory, so memory carries a fixed allowance of +-5% (d
   not published ("the best configuration without CP that fits"), so there is no plan to evaluate.
 - Section E's note on Qwen3-235B (1,611-1,712 tokens/s/GPU over five releases) is not a row of
   the table (no configuration given); it is the size of release-to-release noise.
-- Sections D and I are cross-site facts, not one-site throughput rows; they belong to the
-  scenario fixtures, not to this table.
+- Sections D and I are cross-site facts, not one-site throughput rows: section D sets the
+  scenario fixtures' networks, and section I's DT-FM table is checked, not fitted, in
+  docs/cross-site-facts.md (\`npm run calibration:cross-site\`).
 ${optima ? `\n${optima}\n` : ''}${userTable ? `
 ## Calibrating to three rows of a published table (\`npm run calibration:user\`)
 

@@ -53,11 +53,21 @@ function scenarios(): [string, Scenario][] {
   // Whole replicas only (pp 1): every network setting of three links is enumerated.
   triangle.search = { tp: [2], pp: [1], microBatchSeqs: [1], schedules: ['1f1b'], recompute: ['none'], zero: [1] };
   list.push([TRIANGLE, parseScenario(triangle, 'triangle')]);
+  // Both rank orders inside a site (plan.rankOrder) on GPUs behind slow NICs, where a replica's
+  // two stages side by side send over NVLink and the gradient rings take one rank per pipeline.
+  const orders: Json = clone(readFixture('small/two-sites'));
+  for (const site of orders.cluster.sites) {
+    delete site.gpuType;
+    site.gpu = { name: 'slow-nic', peakBf16Tflops: 400, memoryGiB: 80, hbmGBps: 2000, scaleUpGBps: 300, scaleUpDomainGpus: 4, nicGbps: 10 };
+  }
+  orders.search = { tp: [1, 2], pp: [2], microBatchSeqs: [1], schedules: ['1f1b', 'interleaved'], virtualStages: [2], recompute: ['none'], zero: [1], rankOrders: ['tp-cp-ep-dp-pp', 'tp-cp-ep-pp-dp'] };
+  list.push([RANK_ORDERS, parseScenario(orders, 'orders')]);
   return list;
 }
 
 const FULL_SITES = 'three equal sites, all GPUs used';
 const TRIANGLE = 'three sites in a triangle';
+const RANK_ORDERS = 'two sites behind slow NICs, both rank orders';
 
 let highs: HighsWorkerBackend;
 beforeAll(() => { highs = new HighsWorkerBackend(); });
@@ -94,6 +104,19 @@ describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\
     expect(checked).toBeGreaterThan(0);
     // The scenario built for it exercises forced spanning (so a wrong bound there would show).
     if (name === FULL_SITES) expect(spanningBinds).toBeGreaterThan(0);
+    // ... and both rank orders, whose optima differ (so bounds built on one order's times for the other would show).
+    if (name === RANK_ORDERS) {
+      const byOrder = new Map<string, number[]>();
+      for (const { candidate, leastS } of visited) {
+        if (!Number.isFinite(leastS)) continue;
+        const { rankOrder, ...rest } = candidate.config;
+        const key = `${JSON.stringify(rest)} dp ${candidate.dp}`;
+        byOrder.set(key, [...(byOrder.get(key) ?? []), leastS]);
+      }
+      const pairs = [...byOrder.values()].filter((times) => times.length === 2);
+      expect(pairs.length).toBeGreaterThan(0);
+      expect(pairs.some(([a, b]) => Math.abs(a! - b!) > 0.01 * Math.min(a!, b!))).toBe(true);
+    }
     // Wherever sites are linked the ring-pattern bound lifts candidates (measured: on 72 of 74
     // two-site candidates, 3 of 3 with three equal sites), so a wrong one would show here.
     if (scenario.sites.length > 1) expect(ringPatternBinds).toBeGreaterThan(0);

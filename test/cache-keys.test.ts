@@ -27,6 +27,7 @@ function differingIn(value: ParallelConfig, field: keyof ParallelConfig): Parall
     case 'recompute': return { ...value, recompute: value.recompute === 'none' ? 'full' : 'none' };
     case 'recomputeModules': return { ...value, recomputeModules: value.recomputeModules === undefined ? ['core_attn', 'mlp'] : undefined };
     case 'zero': return { ...value, zero: value.zero === 1 ? 2 : 1 };
+    case 'rankOrder': return { ...value, rankOrder: value.rankOrder === 'tp-cp-ep-pp-dp' ? 'tp-cp-ep-dp-pp' : 'tp-cp-ep-pp-dp' };
     default: return { ...value, [field]: value[field] * 2 };
   }
 }
@@ -70,10 +71,10 @@ describe('cache keys', () => {
     // @ts-expect-error 'recomputeModules' (added after the list was first written) is left out
     fieldKey<StageTimePlan>()(['tp', 'cp', 'ep', 'expertTp', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute']);
     // @ts-expect-error a field added to the type later ('precision') is not in today's list
-    fieldKey<StageTimePlan & { readonly precision: 'bf16' | 'fp8' }>()(['tp', 'cp', 'ep', 'expertTp', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute', 'recomputeModules']);
+    fieldKey<StageTimePlan & { readonly precision: 'bf16' | 'fp8' }>()(['tp', 'cp', 'ep', 'expertTp', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute', 'recomputeModules', 'rankOrder']);
     // @ts-expect-error 'dp' is not a field of the type
-    fieldKey<StageTimePlan>()(['tp', 'cp', 'ep', 'expertTp', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute', 'recomputeModules', 'dp']);
-    expect(fieldKey<StageTimePlan>()(['tp', 'cp', 'ep', 'expertTp', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute', 'recomputeModules']).fields).toEqual(stageTimeKey.fields);
+    fieldKey<StageTimePlan>()(['tp', 'cp', 'ep', 'expertTp', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute', 'recomputeModules', 'rankOrder', 'dp']);
+    expect(fieldKey<StageTimePlan>()(['tp', 'cp', 'ep', 'expertTp', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute', 'recomputeModules', 'rankOrder']).fields).toEqual(stageTimeKey.fields);
   });
 
   it('the enumeration tables shared by the searches of one scenario object are rebuilt when a calibration constant changes', () => {

@@ -28,6 +28,7 @@ export function planView(scenario: Scenario, result: PlanResult, elapsedS: numbe
     { label: 'schedule', value: `${plan.schedule}${plan.virtualStages > 1 ? ` (${plan.virtualStages} chunks per stage)` : ''}` },
     { label: 'microbatch', value: `${plan.microBatchSeqs} sequence(s); ${layout.groups.map((g) => +g.microbatches.toFixed(3)).join(' / ')} per replica` },
     { label: 'recompute, ZeRO', value: `${plan.recompute}, ZeRO-${plan.zero}` },
+    ...(plan.rankOrder === 'tp-cp-ep-pp-dp' ? [{ label: 'rank order', value: "tp-cp-ep-pp-dp (a replica's stages side by side)" }] : []),
     { label: 'layers per stage', value: layout.stages.map((s) => s.layers).join(', ') },
     ...layout.groups.map((group, g) => ({ label: `group ${g}: ${group.replicas} replica(s)`, value: stageRuns(scenario, group.stageSite) })),
     { label: 'MFU', value: `${(100 * predicted.mfu).toFixed(1)}%` },

@@ -75,7 +75,7 @@ export function formatPlanResult(scenario: Scenario, result: PlanResult, boundLi
     return lines.join('\n');
   }
   const p = result.plan;
-  lines.push(`Plan (${result.status}): tp ${p.tp} x cp ${p.cp} x ep ${p.ep}${p.expertTp !== undefined && p.expertTp !== p.tp ? ` (expert tp ${p.expertTp})` : ''} x pp ${p.pp} x dp ${p.dp}, microbatch ${p.microBatchSeqs} seq, ${p.schedule}${p.virtualStages > 1 ? ` (v=${p.virtualStages})` : ''}, recompute ${p.recompute}${p.recomputeModules ? ` (${p.recomputeModules.join(', ')})` : ''}, ZeRO-${p.zero}`);
+  lines.push(`Plan (${result.status}): tp ${p.tp} x cp ${p.cp} x ep ${p.ep}${p.expertTp !== undefined && p.expertTp !== p.tp ? ` (expert tp ${p.expertTp})` : ''} x pp ${p.pp} x dp ${p.dp}, microbatch ${p.microBatchSeqs} seq, ${p.schedule}${p.virtualStages > 1 ? ` (v=${p.virtualStages})` : ''}, recompute ${p.recompute}${p.recomputeModules ? ` (${p.recomputeModules.join(', ')})` : ''}, ZeRO-${p.zero}${p.rankOrder === 'tp-cp-ep-pp-dp' ? ', ranks tp-cp-ep-pp-dp' : ''}`);
   for (const group of p.placement?.replicaGroups ?? []) {
     lines.push(`  ${String(group.replicas).padStart(6)} replica(s) x ${group.microbatches ?? '-'} microbatches: ${group.stageSites.map((r) => `${r.stages} stage(s) on ${r.site}`).join(' -> ')}`);
   }

@@ -27,7 +27,7 @@ export interface FeasibilityAnswer {
 }
 
 /** Every field of a search-space configuration, as a key. */
-export const parallelConfigKey = fieldKey<ParallelConfig>()(['tp', 'cp', 'ep', 'expertTp', 'pp', 'microBatchSeqs', 'schedule', 'virtualStages', 'recompute', 'recomputeModules', 'zero']);
+export const parallelConfigKey = fieldKey<ParallelConfig>()(['tp', 'cp', 'ep', 'expertTp', 'pp', 'microBatchSeqs', 'schedule', 'virtualStages', 'recompute', 'recomputeModules', 'zero', 'rankOrder']);
 
 /** The outer configuration of a plan or a search-space configuration, as a key (virtual stages count only when interleaved). */
 const configKey = (c: ParallelConfig): string =>

@@ -7,7 +7,7 @@ import { interleavedGroupSize } from '../model/pipeline-schedule-rules';
 import type { PlanLayout } from '../model/placement';
 import { gathersParamsInFp8 } from '../model/memory';
 import { megatronLayerSplit } from '../model/framework-issues';
-import { expertTpOf } from '../model/plan-schema';
+import { expertTpOf, rankOrderOf } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import type { Fp8Recipe } from '../model/scenario-schema';
 import { capabilityMessages, microbatchesPerReplica, networkNote } from './common';
@@ -40,6 +40,8 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
   if (plan.ep > 1 || model.moe) args.push(['--expert-model-parallel-size', plan.ep]);
   if (model.moe) args.push(['--expert-tensor-parallel-size', expertTpOf(plan)]);
   if (plan.tp > 1) args.push(['--sequence-parallel']);
+  // A replica's stages side by side (docs/cost-model.md §3): Megatron-Core's order tp-cp-ep-pp-dp.
+  if (rankOrderOf(plan) === 'tp-cp-ep-pp-dp') args.push(['--use-tp-pp-dp-mapping']);
   args.push(...layerArgs(layout, messages));
 
   if (plan.schedule === 'interleaved') {
@@ -111,7 +113,7 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
   networkNote(layout, 'Megatron-LM', messages);
   const critical = criticalReplicas(scenario, layout, messages);
   // Its problems (ranks of two sites on one node) are capability errors already.
-  const rankMap = rankToSiteMap(scenario, layout, 'Megatron-LM default order tp-cp-ep-dp-pp');
+  const rankMap = rankToSiteMap(scenario, layout, rankOrderOf(plan) === 'tp-cp-ep-pp-dp' ? 'Megatron-LM order tp-cp-ep-pp-dp (--use-tp-pp-dp-mapping)' : 'Megatron-LM default order tp-cp-ep-dp-pp');
   messages.push({ severity: 'note', message: `${m} microbatches per data-parallel rank per iteration (global batch / (dp x micro batch))` });
 
   const text = args.map(([flag, value]) => (value === undefined ? flag

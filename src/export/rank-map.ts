@@ -3,7 +3,9 @@
  * (tensor-parallel fastest; expert parallelism is carved out of dp x cp and does not move the
  * dense layout) and torchtitan's device mesh is [pp, dp_replicate, dp_shard, cp, tp] (row-major,
  * tp fastest): in both, rank = ((stage * dp + replica) * cp + cpRank) * tp + tpRank, replicas
- * numbered through the plan's replica groups in order.
+ * numbered through the plan's replica groups in order. A plan with rank order tp-cp-ep-pp-dp
+ * (Megatron-LM --use-tp-pp-dp-mapping) numbers a replica's stages side by side:
+ * rank = ((replica * pp + stage) * cp + cpRank) * tp + tpRank (siteRankRuns).
  */
 import { nodeAlignmentProblems, siteRankRuns } from '../model/framework-issues';
 import type { PlanLayout } from '../model/placement';

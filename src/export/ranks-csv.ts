@@ -1,10 +1,12 @@
 /**
  * One row per global rank, in the framework's rank order (the same order as rank-map.ts:
- * rank = ((stage * dp + replica) * cp + cpRank) * tp + tpRank, replicas numbered through the
- * plan's replica groups), with the node it runs on. Nodes are numbered per site, in the order of
+ * rank = ((stage * dp + replica) * cp + cpRank) * tp + tpRank, or ((replica * pp + stage) * cp +
+ * cpRank) * tp + tpRank under rank order tp-cp-ep-pp-dp, replicas numbered through the plan's
+ * replica groups), with the node it runs on. Nodes are numbered per site, in the order of
  * their first rank, `gpusPerNode` consecutive ranks each; idle GPUs are no ranks. Pure.
  */
 import type { PlanLayout } from '../model/placement';
+import { rankOrderOf } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 
 export interface RankRow {
@@ -56,26 +58,31 @@ export function rankTable(scenario: Scenario, layout: PlanLayout): RankTable {
   const rows: RankRow[] = [];
   const nodes: { site: number; node: number; firstRank: number; ranks: number }[] = [];
   const problems: string[] = [];
-  for (let stage = 0; stage < plan.pp; stage++) {
-    for (let replica = 0; replica < plan.dp; replica++) {
-      const site = replicaSite[replica]![stage]!;
-      const perNode = scenario.sites[site]!.gpusPerNode;
-      for (let k = 0; k < perReplicaStage; k++) {
-        const rank = rows.length;
-        const slot = usedOnSite[site]!++;
-        const node = Math.floor(slot / perNode);
-        const localRank = slot % perNode;
-        const current = nodes[nodes.length - 1];
-        if (localRank === 0) {
-          nodes.push({ site, node, firstRank: rank, ranks: 1 });
-        } else if (current !== undefined && current.site === site && current.node === node) {
-          current.ranks++;
-        } else {
-          // The node's earlier ranks are not the ones just before: another site's ranks came between.
-          if (problems.length < 3) problems.push(`rank ${rank} would run on node ${node} of ${scenario.sites[site]!.name} apart from that node's other ranks`);
-        }
-        rows.push({ rank, site, node, localRank, stage, replica });
+  // Pairs (stage, replica) in rank order.
+  const order: [number, number][] = [];
+  if (rankOrderOf(plan) === 'tp-cp-ep-pp-dp') {
+    for (let replica = 0; replica < plan.dp; replica++) for (let stage = 0; stage < plan.pp; stage++) order.push([stage, replica]);
+  } else {
+    for (let stage = 0; stage < plan.pp; stage++) for (let replica = 0; replica < plan.dp; replica++) order.push([stage, replica]);
+  }
+  for (const [stage, replica] of order) {
+    const site = replicaSite[replica]![stage]!;
+    const perNode = scenario.sites[site]!.gpusPerNode;
+    for (let k = 0; k < perReplicaStage; k++) {
+      const rank = rows.length;
+      const slot = usedOnSite[site]!++;
+      const node = Math.floor(slot / perNode);
+      const localRank = slot % perNode;
+      const current = nodes[nodes.length - 1];
+      if (localRank === 0) {
+        nodes.push({ site, node, firstRank: rank, ranks: 1 });
+      } else if (current !== undefined && current.site === site && current.node === node) {
+        current.ranks++;
+      } else {
+        // The node's earlier ranks are not the ones just before: another site's ranks came between.
+        if (problems.length < 3) problems.push(`rank ${rank} would run on node ${node} of ${scenario.sites[site]!.name} apart from that node's other ranks`);
       }
+      rows.push({ rank, site, node, localRank, stage, replica });
     }
   }
   const globalNodes: NodeRow[] = nodes.map((n, globalNode) => ({ ...n, globalNode }));

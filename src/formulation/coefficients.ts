@@ -15,7 +15,7 @@ import { roundTripFloorLine, roundTripFloorS, roundTripProfile, type ChainBounda
 import { scheduleMicrobatchProblem } from '../model/pipeline-schedule-rules';
 import { isVShaped } from '../model/schedule-chain';
 import type { StageLayout } from '../model/placement';
-import { expertDataParallel, type PlanSpec } from '../model/plan-schema';
+import { dataParallelRankSpacing, DEFAULT_RANK_ORDER, expertDataParallel, type PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { BF16_BYTES, gBpsToBytesPerS } from '../model/units';
 import { toPlan, type ParallelConfig, type ReplicaLayout } from './search-space';
@@ -136,6 +136,7 @@ export function configPlan(config: ParallelConfig, dp: number): PlanSpec {
   };
   if (config.expertTp !== config.tp) plan.expertTp = config.expertTp;
   if (config.recomputeModules !== undefined) plan.recomputeModules = [...config.recomputeModules];
+  if (config.rankOrder !== undefined && config.rankOrder !== DEFAULT_RANK_ORDER) plan.rankOrder = config.rankOrder;
   return plan;
 }
 
@@ -276,7 +277,7 @@ export function computeCoefficients(
   const gradBytesPerGpu = memoryBases.map((basis) => syncBytesPerGpu(basis.params, basis.fp8OnlyWeights ? basis.fp8Params : undefined));
   // Ring time is non-decreasing in the rank count; the fastest site's tier gives the lower bound.
   const ringLowerBound = (bytes: number, ranks: number) =>
-    Math.min(...scenario.sites.map((site) => allReduceS(bytes, ranks, dataParallelTier(site, ranks, config.tp, false))));
+    Math.min(...scenario.sites.map((site) => allReduceS(bytes, ranks, dataParallelTier(site, ranks, dataParallelRankSpacing(config), false))));
   const siteCount = scenario.sites.length;
   // Usable bytes/s of each link at its best, and of the links touching each site.
   const linkBytesPerS = scenario.links.map((link) => link.bandwidthBytesPerS * CALIBRATION.crossSiteLinkEfficiency);
@@ -305,7 +306,7 @@ export function computeCoefficients(
     siteWidestLinkBytesPerS: siteLinkBytesPerS.map((links) => Math.max(0, ...links)),
     siteIncidentBytesPerS: siteLinkBytesPerS.map((links) => links.reduce((sum, bw) => sum + bw, 0)),
     ringS: (stage, site, replicas, spansPods) =>
-      allReduceS(gradBytesPerGpu[stage]!, replicas * config.cp, dataParallelTier(scenario.sites[site]!, replicas * config.cp, config.tp, spansPods)),
+      allReduceS(gradBytesPerGpu[stage]!, replicas * config.cp, dataParallelTier(scenario.sites[site]!, replicas * config.cp, dataParallelRankSpacing(config), spansPods)),
     minLinkLatencyS: scenario.links.length > 0 ? Math.min(...scenario.links.map((l) => l.rttS / 2)) : 0,
     optimizerS,
     overlapDp: scenario.training.overlap.dataParallel,

@@ -40,8 +40,8 @@ type PipelinePlan = Pick<PlanSpec, 'pp' | 'virtualStages'>;
 export type ConfigTablesPlan = PipelinePlan & StageTimePlan & MemoryBasisPlan;
 
 /** Keys over every field of the cached functions' inputs; the compiler rejects a list that leaves one out. */
-export const stageTimeKey = fieldKey<StageTimePlan>()(['tp', 'cp', 'ep', 'expertTp', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute', 'recomputeModules']);
-export const configTablesKey = fieldKey<ConfigTablesPlan>()(['tp', 'cp', 'ep', 'expertTp', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute', 'recomputeModules', 'zero']);
+export const stageTimeKey = fieldKey<StageTimePlan>()(['tp', 'cp', 'ep', 'expertTp', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute', 'recomputeModules', 'rankOrder']);
+export const configTablesKey = fieldKey<ConfigTablesPlan>()(['tp', 'cp', 'ep', 'expertTp', 'pp', 'virtualStages', 'microBatchSeqs', 'recompute', 'recomputeModules', 'zero', 'rankOrder']);
 
 /** What one configuration's stages share with other configurations: times (not by ZeRO) and memory bases. */
 export interface ConfigStageTables {

@@ -5,7 +5,7 @@
  */
 import { capabilitiesOf, nativeValues, type Framework } from '../model/framework-capabilities';
 import { defaultPlanStages, degreeIssues, scheduleRoundProblem, torchtitanExpertMeshProblem } from '../model/framework-issues';
-import type { PlanSpec, Recompute, RecomputeModule, Schedule } from '../model/plan-schema';
+import { DEFAULT_RANK_ORDER, type PlanSpec, type RankOrder, type Recompute, type RecomputeModule, type Schedule } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import { isChunked, isVShaped } from '../model/schedule-chain';
 
@@ -24,6 +24,8 @@ export interface ParallelConfig {
   /** Modules selective recomputation recomputes (PlanSpec.recomputeModules); absent: the attention core. */
   readonly recomputeModules?: RecomputeModule[];
   readonly zero: 0 | 1 | 2 | 3;
+  /** How ranks are numbered inside a site (PlanSpec.rankOrder); absent: Megatron-LM's default. */
+  readonly rankOrder?: RankOrder;
 }
 
 /** A way to lay one pipeline replica on sites: stage j runs on `stageSite[j]`. */
@@ -130,6 +132,8 @@ export function enumerateConfigs(scenario: Scenario, restriction: SpaceRestricti
     .filter((r) => !(training.flashAttention && r === 'selective' && (search?.recompute ?? []).length === 0))
     .filter((r) => !caps || caps.recompute[r].level === 'native');
   const zeroValues = caps ? nativeValues(caps.zero, search?.zero ?? caps.defaultZero) : search?.zero ?? [1];
+  // Megatron-LM's default rank order unless the scenario asks for more; the other order only where it differs (pp > 1) and is modelled (ep 1).
+  const rankOrders: readonly (RankOrder | undefined)[] = [...new Set((search?.rankOrders ?? [DEFAULT_RANK_ORDER]).map((o) => (o === DEFAULT_RANK_ORDER ? undefined : o)))];
   // The framework's remaining rules (expert tp, its stage split of the default layers, cp/ep/fp8) need the configuration's stages.
   const stageCache = new Map<string, ReturnType<typeof defaultPlanStages>>();
   const stagesOf = (config: ParallelConfig): ReturnType<typeof defaultPlanStages> => {
@@ -151,8 +155,11 @@ export function enumerateConfigs(scenario: Scenario, restriction: SpaceRestricti
       for (const schedule of schedules) {
         const chunks = chunksFor(schedule, pp, virtualValues, model.layers);
         if (!isChunked(schedule) && pp === 1 && schedule !== '1f1b') continue; // one stage: every schedule is the same
-        for (const virtualStages of chunks) {
-          const config: ParallelConfig = { tp, cp, ep, expertTp, pp, microBatchSeqs, schedule, virtualStages, recompute, zero };
+        for (const virtualStages of chunks) for (const rankOrder of rankOrders) {
+          if (rankOrder !== undefined && (pp === 1 || ep > 1)) continue;
+          const config: ParallelConfig = rankOrder === undefined
+            ? { tp, cp, ep, expertTp, pp, microBatchSeqs, schedule, virtualStages, recompute, zero }
+            : { tp, cp, ep, expertTp, pp, microBatchSeqs, schedule, virtualStages, recompute, zero, rankOrder };
           if (inSearchSpace(config)) configs.push(config);
         }
       }

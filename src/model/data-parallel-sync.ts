@@ -9,6 +9,7 @@ import { addRouteLoad, emptyLoads, linkBusyS, linkSettings, ringHops, routeLaten
 import { fp8CopiedParams, gathersParamsInFp8, stageParams, syncBytesPerGpu } from './memory';
 import { dataParallelTier, reduceScatterS } from './network';
 import type { PlanLayout } from './placement';
+import { dataParallelRankSpacing } from './plan-schema';
 import { isBidirectional } from './schedule-chain';
 import type { Scenario } from './scenario';
 import { FP8_BYTES } from './units';
@@ -43,7 +44,7 @@ export function dataParallelSync(
     for (const site of sites) {
       const ranks = ringReplicas[j]![site]! * plan.cp;
       const where = scenario.sites[site]!;
-      const tier = dataParallelTier(where, ranks, plan.tp, usedPerSite[site]! > where.podGpus);
+      const tier = dataParallelTier(where, ranks, dataParallelRankSpacing(plan), usedPerSite[site]! > where.podGpus);
       // Hierarchical: reduce-scatter then all-gather inside the site; single site: the same two halves of an all-reduce.
       intra = Math.max(intra, 2 * reduceScatterS(gradBytesPerGpu, sites.length > 1 ? ranks : totalRanks, tier));
     }

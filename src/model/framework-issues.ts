@@ -7,7 +7,7 @@
 import { FRAMEWORKS, capabilitiesOf, type Framework, type FrameworkCapabilities, type Support } from './framework-capabilities';
 import { interleavedGroupSize, scheduleMicrobatchProblem, zeroBubbleRoundSize } from './pipeline-schedule-rules';
 import { buildStages, defaultLayersPerStage, pipelineSplitOf, type PlanLayout, type StageLayout } from './placement';
-import { expertTpOf, type PlanSpec } from './plan-schema';
+import { expertTpOf, rankOrderOf, type PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
 import { outputStageOf } from './schedule-chain';
 
@@ -18,7 +18,7 @@ export interface FrameworkIssue {
 }
 
 /** The plan fields the degree-level checks read (no placement; dp optional). */
-export type PlanDegrees = Pick<PlanSpec, 'tp' | 'cp' | 'ep' | 'pp' | 'schedule' | 'virtualStages' | 'recompute' | 'zero' | 'expertTp' | 'pipelineSplit'> & Partial<Pick<PlanSpec, 'recomputeModules'>> & { readonly dp?: number };
+export type PlanDegrees = Pick<PlanSpec, 'tp' | 'cp' | 'ep' | 'pp' | 'schedule' | 'virtualStages' | 'recompute' | 'zero' | 'expertTp' | 'pipelineSplit'> & Partial<Pick<PlanSpec, 'recomputeModules' | 'rankOrder'>> & { readonly dp?: number };
 
 const whyOf = (support: Support): string => (support.level === 'native' ? '' : support.why);
 
@@ -101,6 +101,9 @@ export function degreeIssues(framework: Framework, scenario: Scenario, plan: Pla
   if (plan.cp > 1) push(issues, caps.contextParallel, `${caps.label} has no context parallelism`);
   if (plan.ep > 1) push(issues, caps.expertParallel, `${caps.label} has no expert parallelism`);
   if (scenario.training.precision === 'fp8') push(issues, caps.fp8, `${caps.label} has no fp8 training`);
+  if (framework === 'torchtitan' && rankOrderOf(plan) === 'tp-cp-ep-pp-dp') {
+    issues.push({ severity: 'error', message: "torchtitan's device mesh [pp, dp_replicate, dp_shard, cp, tp] puts pipeline stages outermost: it cannot number a replica's stages side by side as the plan's rank order tp-cp-ep-pp-dp does; export to Megatron-LM (--use-tp-pp-dp-mapping), or plan with the default order" });
+  }
   if (framework === 'torchtitan') {
     const problem = torchtitanExpertMeshProblem(plan);
     if (problem !== undefined) issues.push({ severity: 'error', message: problem });
@@ -199,7 +202,11 @@ export function defaultPlanStages(scenario: Scenario, plan: Pick<PlanSpec, 'pp' 
   return { plan: withSplit, stages: buildStages(scenario, withSplit, layers) };
 }
 
-/** A run of consecutive global ranks on one site (rank = ((stage x dp + replica) x cp + cpRank) x tp + tpRank, replicas through the groups in order). */
+/**
+ * A run of consecutive global ranks on one site: rank = ((stage x dp + replica) x cp + cpRank) x tp
+ * + tpRank under the default order (tp-cp-ep-dp-pp), ((replica x pp + stage) x cp + cpRank) x tp +
+ * tpRank under tp-cp-ep-pp-dp, replicas through the groups in order.
+ */
 export interface SiteRankRun {
   readonly site: number;
   readonly first: number;
@@ -208,27 +215,37 @@ export interface SiteRankRun {
   readonly replicas: readonly number[];
 }
 
-/** Both frameworks' rank order (Megatron-LM tp-cp-ep-dp-pp, torchtitan's mesh [pp, dp_replicate, dp_shard, cp, tp]) as runs per site. */
+/**
+ * The plan's rank order (Megatron-LM's default tp-cp-ep-dp-pp, the same as torchtitan's mesh [pp,
+ * dp_replicate, dp_shard, cp, tp]; or tp-cp-ep-pp-dp, Megatron-LM --use-tp-pp-dp-mapping) as runs
+ * of ranks per site.
+ */
 export function siteRankRuns(layout: PlanLayout): SiteRankRun[] {
   const { plan, groups } = layout;
   const ranksPerReplicaStage = plan.tp * plan.cp;
   const replicaSite: (readonly number[])[] = [];
   for (const group of groups) for (let r = 0; r < group.replicas; r++) replicaSite.push(group.stageSite);
   const raw: { site: number; first: number; last: number; stages: Set<number>; replicas: Set<number> }[] = [];
-  for (let stage = 0; stage < plan.pp; stage++) {
-    replicaSite.forEach((stageSite, replica) => {
-      const site = stageSite[stage]!;
-      const first = (stage * plan.dp + replica) * ranksPerReplicaStage;
-      const last = first + ranksPerReplicaStage - 1;
-      const previous = raw[raw.length - 1];
-      if (previous && previous.site === site && previous.last + 1 === first) {
-        previous.last = last;
-        previous.stages.add(stage);
-        previous.replicas.add(replica);
-      } else {
-        raw.push({ site, first, last, stages: new Set([stage]), replicas: new Set([replica]) });
-      }
-    });
+  const add = (stage: number, replica: number, first: number): void => {
+    const site = replicaSite[replica]![stage]!;
+    const last = first + ranksPerReplicaStage - 1;
+    const previous = raw[raw.length - 1];
+    if (previous && previous.site === site && previous.last + 1 === first) {
+      previous.last = last;
+      previous.stages.add(stage);
+      previous.replicas.add(replica);
+    } else {
+      raw.push({ site, first, last, stages: new Set([stage]), replicas: new Set([replica]) });
+    }
+  };
+  if (rankOrderOf(plan) === 'tp-cp-ep-pp-dp') {
+    for (let replica = 0; replica < replicaSite.length; replica++) {
+      for (let stage = 0; stage < plan.pp; stage++) add(stage, replica, (replica * plan.pp + stage) * ranksPerReplicaStage);
+    }
+  } else {
+    for (let stage = 0; stage < plan.pp; stage++) {
+      for (let replica = 0; replica < replicaSite.length; replica++) add(stage, replica, (stage * plan.dp + replica) * ranksPerReplicaStage);
+    }
   }
   return raw.map((r) => ({ site: r.site, first: r.first, last: r.last, stages: [...r.stages].sort((a, b) => a - b), replicas: [...r.replicas].sort((a, b) => a - b) }));
 }

@@ -18,6 +18,19 @@ export type Recompute = (typeof RECOMPUTE_MODES)[number];
  */
 export const RECOMPUTE_MODULES = ['core_attn', 'moe_act', 'layernorm', 'mla_up_proj', 'mlp', 'moe', 'shared_experts'] as const;
 export type RecomputeModule = (typeof RECOMPUTE_MODULES)[number];
+/**
+ * How ranks are numbered inside a site, innermost first (Megatron-Core's `RankGenerator` order):
+ * `tp-cp-ep-dp-pp`, Megatron-LM's default, puts a stage's data-parallel replicas next to each other
+ * and pipeline neighbours a whole stage of replicas apart (over the NICs); `tp-cp-ep-pp-dp`
+ * (`--use-tp-pp-dp-mapping`) puts a replica's stages next to each other, so a pipeline of
+ * tp x cp x pp GPUs that fits a scale-up domain sends over it, and data-parallel rings take
+ * one rank from each pipeline (docs/cost-model.md §3).
+ */
+export const RANK_ORDERS = ['tp-cp-ep-dp-pp', 'tp-cp-ep-pp-dp'] as const;
+export type RankOrder = (typeof RANK_ORDERS)[number];
+/** Megatron-LM's default rank order. */
+export const DEFAULT_RANK_ORDER: RankOrder = 'tp-cp-ep-dp-pp';
+
 /** Megatron-LM's default module list under selective recomputation: the attention core alone. */
 export const DEFAULT_RECOMPUTE_MODULES: readonly RecomputeModule[] = ['core_attn'];
 
@@ -72,10 +85,15 @@ export const planSchema = z.strictObject({
     .describe('Modules selective recomputation recomputes (Megatron-LM --recompute-modules): core_attn, moe_act, layernorm, mla_up_proj, mlp (dense layers), moe, shared_experts. Only with recompute \'selective\'; absent: [\'core_attn\'].'),
   zero: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]).default(1)
     .describe('0: replicated; 1: optimizer sharded over dp x cp; 2: + gradients; 3: + weights.'),
+  rankOrder: z.enum(RANK_ORDERS).optional()
+    .describe("How ranks are numbered inside a site, innermost first: 'tp-cp-ep-dp-pp' (Megatron-LM's default: pipeline neighbours a stage of replicas apart, over the NICs) or 'tp-cp-ep-pp-dp' (Megatron-LM --use-tp-pp-dp-mapping: a replica's stages side by side, so a pipeline that fits a scale-up domain sends over it; dense plans only, ep 1). Absent: the default."),
   pipelineSplit: pipelineSplitSchema.optional(),
   placement: placementSchema.optional(),
   network: z.array(linkSettingsSchema).max(2016).optional(),
 }).superRefine((plan, ctx) => {
+  if (plan.rankOrder === 'tp-cp-ep-pp-dp' && plan.ep > 1) {
+    ctx.addIssue({ code: 'custom', path: ['rankOrder'], message: `'tp-cp-ep-pp-dp' is modelled for dense plans only (ep 1), not ep ${plan.ep}` });
+  }
   if (plan.recomputeModules === undefined) return;
   if (plan.recompute !== 'selective') {
     ctx.addIssue({ code: 'custom', path: ['recomputeModules'], message: `applies only with recompute 'selective' (Megatron-LM --recompute-granularity selective), not '${plan.recompute}'` });
@@ -93,6 +111,18 @@ export type PlanSpec = z.output<typeof planSchema>;
  */
 export const recomputeModulesOf = (plan: Pick<PlanSpec, 'recompute' | 'recomputeModules'>): readonly RecomputeModule[] =>
   plan.recompute === 'selective' ? plan.recomputeModules ?? DEFAULT_RECOMPUTE_MODULES : [];
+
+/** The plan's rank order inside a site, Megatron-LM's default when it names none. */
+export const rankOrderOf = (plan: Pick<PlanSpec, 'rankOrder'>): RankOrder => plan.rankOrder ?? DEFAULT_RANK_ORDER;
+
+/**
+ * GPUs between neighbouring ranks of a data-parallel ring inside a site: tp (the default order,
+ * each rank of the dp x cp group a tp group apart), or tp x pp under `tp-cp-ep-pp-dp` (one rank
+ * from each pipeline of tp x cp x pp GPUs: cp ranks of a pipeline and its dp neighbours, D / (tp x pp)
+ * ranks in a scale-up domain of D GPUs either way).
+ */
+export const dataParallelRankSpacing = (plan: Pick<PlanSpec, 'tp' | 'pp' | 'rankOrder'>): number =>
+  (rankOrderOf(plan) === 'tp-cp-ep-pp-dp' ? plan.tp * plan.pp : plan.tp);
 
 /** The routed experts' tensor-parallel degree: the plan's `expertTp`, or tp (Megatron's default before MoE Parallel Folding). */
 export const expertTpOf = (plan: Pick<PlanSpec, 'tp' | 'expertTp'>): number => plan.expertTp ?? plan.tp;

@@ -5,9 +5,9 @@
  */
 import { CALIBRATION } from './calibration-constants';
 import { dispatchBytes, dispatchS, expertGroupShape, expertLoadImbalance, scaleDispatchBytes } from './expert-dispatch';
-import { allReduceS, scaleOutTier, tierForGroup } from './network';
+import { allReduceS, scaleOutTier, tierForGroup, type Tier } from './network';
 import type { StageLayout } from './placement';
-import { expertTpOf, recomputeModulesOf, type PlanSpec } from './plan-schema';
+import { expertTpOf, rankOrderOf, recomputeModulesOf, type PlanSpec } from './plan-schema';
 import type { Scenario, Site } from './scenario';
 import { recomputedKernelBytesPerToken } from './transformer-activations';
 import { attentionCoreFlopsPerToken, attentionProjectionFlopsPerToken, fp8CastElementsPerToken, logitFlopsPerToken, mlpFlopsPerToken, mtpLinearFlopsPerToken, recomputedGemmFlopsPerToken, routerFlopsPerToken } from './transformer-flops';
@@ -70,7 +70,7 @@ export const tokensPerGpu = (scenario: Scenario, plan: Pick<PlanSpec, 'microBatc
   (plan.microBatchSeqs * scenario.training.seqLen) / plan.cp;
 
 /** The plan fields a stage's time depends on (not dp, the schedule or ZeRO). */
-export type StageTimePlan = Pick<PlanSpec, 'tp' | 'cp' | 'ep' | 'expertTp' | 'pp' | 'virtualStages' | 'microBatchSeqs' | 'recompute' | 'recomputeModules'>;
+export type StageTimePlan = Pick<PlanSpec, 'tp' | 'cp' | 'ep' | 'expertTp' | 'pp' | 'virtualStages' | 'microBatchSeqs' | 'recompute' | 'recomputeModules' | 'rankOrder'>;
 
 const NO_RECOMPUTED_FLOPS = { linear: 0, router: 0, routed: 0 } as const;
 
@@ -132,6 +132,21 @@ function contextParallelS(scenario: Scenario, plan: StageTimePlan, stage: StageL
   const kvBytes = tokensPerGpu(scenario, plan) * (widths.k + widths.v) * BF16_BYTES / plan.tp;
   const cpTier = tierForGroup(site, plan.tp * plan.cp, spansPods);
   return stage.layers * 3 * (plan.cp - 1) * (kvBytes / cpTier.bytesPerS + cpTier.stepLatencyS);
+}
+
+/**
+ * The tier of a pipeline send inside a site (docs/cost-model.md §3): the NICs under Megatron-LM's
+ * default rank order (a stage's dp replicas sit between pipeline neighbours); under
+ * `tp-cp-ep-pp-dp` the scale-up fabric when each pipeline of tp x cp x pp GPUs lies inside one
+ * scale-up domain (it divides the domain, so no pipeline straddles two), else the NICs (some
+ * boundary of the pipeline crosses domains, and the bottleneck stage may be the one at it).
+ */
+export function pipelineSendTier(site: Site, plan: Pick<PlanSpec, 'tp' | 'cp' | 'pp' | 'rankOrder'>): Tier {
+  const pipelineGpus = plan.tp * plan.cp * plan.pp;
+  if (rankOrderOf(plan) === 'tp-cp-ep-pp-dp' && pipelineGpus <= site.scaleUpDomainGpus && site.scaleUpDomainGpus % pipelineGpus === 0) {
+    return tierForGroup(site, pipelineGpus, false);
+  }
+  return scaleOutTier(site, false);
 }
 
 /** Computes the per-microbatch time of `stage` on `site` under `plan`. */
@@ -242,8 +257,8 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
 
   // Pipeline sends to the neighbouring stage inside the site: activations forward, gradients backward, per chunk.
   const sendBytes = (tokens * model.hidden * BF16_BYTES) / tp;
-  const nic = scaleOutTier(site, false);
-  const ppSendS = plan.pp > 1 ? 2 * plan.virtualStages * (sendBytes / nic.bytesPerS + nic.stepLatencyS) : 0;
+  const sendTier = pipelineSendTier(site, plan);
+  const ppSendS = plan.pp > 1 ? 2 * plan.virtualStages * (sendBytes / sendTier.bytesPerS + sendTier.stepLatencyS) : 0;
 
   const totalS = gemmS + tpExposedS + cpExposedS + epExposedS + ppSendS;
   return { forwardS, backwardS, recomputeS, tpExposedS, cpExposedS, epExposedS, ppSendS, totalS };

@@ -107,6 +107,7 @@ function planTable(data: ReportData): string {
     row('schedule', `${escapeHtml(plan.schedule)}${plan.virtualStages > 1 ? ` (${plan.virtualStages} chunks per stage)` : ''}`),
     row('microbatch', `${plan.microBatchSeqs} sequence(s); ${layout.groups.map((g) => +g.microbatches.toFixed(3)).join(' / ')} per replica`),
     row('recompute, ZeRO', `${escapeHtml(plan.recompute)}${plan.recomputeModules ? ` (${escapeHtml(plan.recomputeModules.join(', '))})` : ''}, ZeRO-${plan.zero}`),
+    ...(plan.rankOrder === 'tp-cp-ep-pp-dp' ? [row('rank order', 'tp-cp-ep-pp-dp (a replica\'s stages side by side; Megatron-LM --use-tp-pp-dp-mapping)')] : []),
     row('layers per stage', layout.stages.map((s) => s.layers).join(', ')),
   ];
   layout.groups.forEach((group, g) => {
