@@ -106,14 +106,23 @@ describe('rank order inside a site', () => {
       [24, 25, 26, 27, 28, 29, 30, 31].map((rank, i) => [rank, i < 4 ? 'a' : 'b']));
   });
 
-  it('is refused with expert parallelism, naming plan.rankOrder', () => {
+  it('is refused with expert or context parallelism, naming plan.rankOrder', () => {
     const moe = parseScenario({
       version: 1, name: 'moe',
       model: { name: 'moe', layers: 4, hidden: 1024, ffnHidden: 4096, heads: 8, vocab: 32000, moe: { experts: 8, topK: 2, expertFfnHidden: 1024 } },
       training: { seqLen: 1024, globalBatchSeqs: 16 },
       cluster: { sites: [{ name: 'dc', gpuType: 'H100-SXM', gpus: 16 }] },
     }, 'moe');
-    expect(() => evaluate(moe, { tp: 1, ep: 2, pp: 2, dp: 8, microBatchSeqs: 1, rankOrder: 'tp-cp-ep-pp-dp' })).toThrow(/plan\.rankOrder/);
+    expect(() => evaluate(moe, { tp: 1, ep: 2, pp: 2, dp: 8, microBatchSeqs: 1, rankOrder: 'tp-cp-ep-pp-dp' })).toThrow(/plan\.rankOrder.*not ep 2/);
+    // Nor with context parallelism: Megatron-Core asks that neither be used with --use-tp-pp-dp-mapping.
+    expect(() => evaluate(scenario, { ...pipelinePlan, cp: 2, dp: 4, rankOrder: 'tp-cp-ep-pp-dp' })).toThrow(/plan\.rankOrder.*not cp 2/);
+  });
+
+  it('is a Megatron-LM error with ZeRO 2-3, whose export runs Megatron FSDP', () => {
+    const zero2 = exportMegatron(scenario, layOutPlan(scenario, { ...pipelinePlan, zero: 2, rankOrder: 'tp-cp-ep-pp-dp' }));
+    expect(zero2.messages.some((msg) => msg.severity === 'error' && /--use-tp-pp-dp-mapping does not run with Megatron FSDP/.test(msg.message))).toBe(true);
+    const zero1 = exportMegatron(scenario, layOutPlan(scenario, { ...pipelinePlan, zero: 1, rankOrder: 'tp-cp-ep-pp-dp' }));
+    expect(zero1.messages.some((msg) => msg.severity === 'error')).toBe(false);
   });
 
   it('is searched when the scenario asks for it, and the plan found is the cost model\'s', async () => {

@@ -101,6 +101,9 @@ export function degreeIssues(framework: Framework, scenario: Scenario, plan: Pla
   if (plan.cp > 1) push(issues, caps.contextParallel, `${caps.label} has no context parallelism`);
   if (plan.ep > 1) push(issues, caps.expertParallel, `${caps.label} has no expert parallelism`);
   if (scenario.training.precision === 'fp8') push(issues, caps.fp8, `${caps.label} has no fp8 training`);
+  if (framework === 'megatron' && rankOrderOf(plan) === 'tp-cp-ep-pp-dp' && plan.zero >= 2) {
+    issues.push({ severity: 'error', message: `Megatron-LM's --use-tp-pp-dp-mapping does not run with Megatron FSDP, which its ZeRO-${plan.zero} export uses; plan with ZeRO 0-1 or the default rank order` });
+  }
   if (framework === 'torchtitan' && rankOrderOf(plan) === 'tp-cp-ep-pp-dp') {
     issues.push({ severity: 'error', message: "torchtitan's device mesh [pp, dp_replicate, dp_shard, cp, tp] puts pipeline stages outermost: it cannot number a replica's stages side by side as the plan's rank order tp-cp-ep-pp-dp does; export to Megatron-LM (--use-tp-pp-dp-mapping), or plan with the default order" });
   }
