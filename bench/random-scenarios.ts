@@ -120,6 +120,9 @@ export const smallScenarioArbitrary = fc.record({
     };
     search.ep = r.ep;
   }
+  // Dense scenarios also search the rank order tp-cp-ep-pp-dp half the time (derived from the
+  // draw MoE scenarios use for all-to-all overlap, so the generated stream is unchanged).
+  if (!r.moe && r.expertOverlap) search.rankOrders = ['tp-cp-ep-dp-pp', 'tp-cp-ep-pp-dp'];
   const moeTraining = r.moe ? { expertDispatcher: r.dispatcher, overlap: { tensorParallel: true, dataParallel: true, expertParallel: r.expertOverlap } } : {};
   return {
     version: 1, name: 'random-small', model,

@@ -54,12 +54,21 @@ function scenarios(): [string, Scenario][] {
   triangle.search = { tp: [2], pp: [1], microBatchSeqs: [1], schedules: ['1f1b'], recompute: ['none'], zero: [1] };
   list.push([TRIANGLE, parseScenario(triangle, 'triangle')]);
   // Both rank orders inside a site (plan.rankOrder) on GPUs behind slow NICs, where a replica's
-  // two stages side by side send over NVLink and the gradient rings take one rank per pipeline.
+  // two stages side by side send over NVLink and the gradient rings take one rank per pipeline:
+  // sites of 12 and 8 GPUs in 4-GPU servers of one 8-GPU scale-up domain, so that the rings of
+  // 4-6 replicas leave the domain at 4 replicas in one order and 8 in the other (F14b's chords),
+  // gradients not overlapped so the rings count in full.
   const orders: Json = clone(readFixture('small/two-sites'));
-  for (const site of orders.cluster.sites) {
+  orders.cluster.sites.forEach((site: Json, i: number) => {
     delete site.gpuType;
-    site.gpu = { name: 'slow-nic', peakBf16Tflops: 400, memoryGiB: 80, hbmGBps: 2000, scaleUpGBps: 300, scaleUpDomainGpus: 4, nicGbps: 10 };
-  }
+    delete site.podGpus;
+    delete site.podOversubscription;
+    site.gpu = { name: 'slow-nic', peakBf16Tflops: 400, memoryGiB: 80, hbmGBps: 2000, scaleUpGBps: 300, scaleUpDomainGpus: 8, nicGbps: 10 };
+    site.gpus = i === 0 ? 12 : 8;
+    site.gpusPerNode = 4;
+  });
+  orders.training.globalBatchSeqs = 16;
+  orders.training.overlap = { tensorParallel: true, dataParallel: false, expertParallel: false };
   orders.search = { tp: [1, 2], pp: [2], microBatchSeqs: [1], schedules: ['1f1b', 'interleaved'], virtualStages: [2], recompute: ['none'], zero: [1], rankOrders: ['tp-cp-ep-dp-pp', 'tp-cp-ep-pp-dp'] };
   list.push([RANK_ORDERS, parseScenario(orders, 'orders')]);
   return list;

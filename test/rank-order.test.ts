@@ -92,18 +92,22 @@ describe('rank order inside a site', () => {
     expect(titan.messages.some((msg) => msg.severity === 'error' && /tp-cp-ep-pp-dp/.test(msg.message))).toBe(true);
   });
 
-  it('numbers a split replica\'s ranks on each site side by side', () => {
+  it('numbers each replica\'s ranks side by side on its site, and refuses a replica split across sites', () => {
     const two = slowNicScenario(
       [{ name: 'a', gpu: slowNicGpu, gpus: 32, gpusPerNode: 8 }, { name: 'b', gpu: slowNicGpu, gpus: 32, gpusPerNode: 8 }],
       [{ between: ['a', 'b'], bandwidthGbps: 100, distanceKm: 100 }]);
-    const plan: PlanSpec = {
+    const whole: PlanSpec = {
       ...pipelinePlan, rankOrder: 'tp-cp-ep-pp-dp',
-      placement: { replicaGroups: [{ replicas: 8, stageSites: [{ site: 'a', stages: 4 }, { site: 'b', stages: 4 }] }] },
+      placement: { replicaGroups: [{ replicas: 4, stageSites: [{ site: 'a', stages: 8 }] }, { replicas: 4, stageSites: [{ site: 'b', stages: 8 }] }] },
     };
-    const table = rankTable(two, layOutPlan(two, plan));
-    // Replica r holds ranks 8r..8r+7: its stages 0-3 on a, 4-7 on b.
-    expect(table.rows.filter((r) => r.replica === 3).map((r) => [r.rank, two.sites[r.site]!.name])).toEqual(
-      [24, 25, 26, 27, 28, 29, 30, 31].map((rank, i) => [rank, i < 4 ? 'a' : 'b']));
+    const table = rankTable(two, layOutPlan(two, whole));
+    // Replica r holds ranks 8r..8r+7, one server: replicas 0-3 on a, 4-7 on b.
+    expect(table.rows.filter((r) => r.replica === 5).map((r) => [r.rank, r.stage, two.sites[r.site]!.name, r.node])).toEqual(
+      [40, 41, 42, 43, 44, 45, 46, 47].map((rank, stage) => [rank, stage, 'b', 1]));
+    expect(table.problems).toEqual([]);
+    // Its send and ring tiers take the whole pipeline at one site: a split replica is an input error.
+    const split: PlanSpec = { ...whole, placement: { replicaGroups: [{ replicas: 8, stageSites: [{ site: 'a', stages: 4 }, { site: 'b', stages: 4 }] }] } };
+    expect(() => layOutPlan(two, split)).toThrow(/plan\.placement\.replicaGroups\[0\]\.stageSites: spans sites, and rank order 'tp-cp-ep-pp-dp' is modelled for replicas whole on one site/);
   });
 
   it('is refused with expert or context parallelism, naming plan.rankOrder', () => {
@@ -116,6 +120,8 @@ describe('rank order inside a site', () => {
     expect(() => evaluate(moe, { tp: 1, ep: 2, pp: 2, dp: 8, microBatchSeqs: 1, rankOrder: 'tp-cp-ep-pp-dp' })).toThrow(/plan\.rankOrder.*not ep 2/);
     // Nor with context parallelism: Megatron-Core asks that neither be used with --use-tp-pp-dp-mapping.
     expect(() => evaluate(scenario, { ...pipelinePlan, cp: 2, dp: 4, rankOrder: 'tp-cp-ep-pp-dp' })).toThrow(/plan\.rankOrder.*not cp 2/);
+    // Nor with experts folded over tp at ep 1 (Megatron-Core's expert data-parallel groups would not match the dense ones).
+    expect(() => evaluate(moe, { tp: 2, ep: 1, expertTp: 1, pp: 2, dp: 4, microBatchSeqs: 1, rankOrder: 'tp-cp-ep-pp-dp' })).toThrow(/plan\.rankOrder.*not expertTp 1 with tp 2/);
   });
 
   it('is a Megatron-LM error with ZeRO 2-3, whose export runs Megatron FSDP', () => {

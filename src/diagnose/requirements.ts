@@ -34,6 +34,7 @@ export const SEARCH_DOMAINS = {
   schedules: ['gpipe', '1f1b', 'interleaved', 'zb-h1', 'zbv', 'interleaved-zb', 'dualpipev'],
   recompute: ['none', 'selective', 'full'],
   zero: [0, 1, 2, 3],
+  rankOrders: ['tp-cp-ep-dp-pp', 'tp-cp-ep-pp-dp'],
 } as const satisfies Record<string, readonly (number | string)[]>;
 export type SearchField = keyof typeof SEARCH_DOMAINS;
 export const SEARCH_FIELDS = Object.keys(SEARCH_DOMAINS) as SearchField[];

@@ -5,6 +5,7 @@
  */
 import type { ConfigCoefficients } from './coefficients';
 import { choicesPlacing, replicasSiteCanHold, type Columns } from './placement-mip-replicas';
+import { dataParallelRankSpacing } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 
 /** I_j per stage, and the most any row requires of it. */
@@ -35,7 +36,8 @@ export function addPodRows(cols: Columns, scenario: Scenario): (number | undefin
 function ringChordSlope(c: ConfigCoefficients, stage: number, site: Scenario['sites'][number], t: number, maxCount: number, spansPods: boolean): number {
   if (maxCount <= t) return 0;
   const atT = c.ringS(stage, site.index, t, spansPods);
-  const lastScaleUp = Math.floor(site.scaleUpDomainGpus / (c.config.cp * c.config.tp));
+  // The ring's ranks are dataParallelRankSpacing GPUs apart (tp, or tp x pp under tp-cp-ep-pp-dp), cp of them per replica.
+  const lastScaleUp = Math.floor(site.scaleUpDomainGpus / (c.config.cp * dataParallelRankSpacing(c.config)));
   let slope = Infinity;
   for (const n of [lastScaleUp, lastScaleUp + 1, maxCount]) {
     if (n > t && n <= maxCount) slope = Math.min(slope, (c.ringS(stage, site.index, n, spansPods) - atT) / (n - t));

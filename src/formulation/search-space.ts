@@ -132,8 +132,11 @@ export function enumerateConfigs(scenario: Scenario, restriction: SpaceRestricti
     .filter((r) => !(training.flashAttention && r === 'selective' && (search?.recompute ?? []).length === 0))
     .filter((r) => !caps || caps.recompute[r].level === 'native');
   const zeroValues = caps ? nativeValues(caps.zero, search?.zero ?? caps.defaultZero) : search?.zero ?? [1];
-  // Megatron-LM's default rank order unless the scenario asks for more; the other order only where it differs (pp > 1) and Megatron-LM runs it (ep 1, cp 1).
+  // Megatron-LM's default rank order unless the scenario asks for more. The other order applies
+  // where it differs (pp > 1) and Megatron-LM runs it (ep 1, cp 1); elsewhere the default is the
+  // configuration's order whatever the list says (at pp 1 the two number ranks alike).
   const rankOrders: readonly (RankOrder | undefined)[] = [...new Set((search?.rankOrders ?? [DEFAULT_RANK_ORDER]).map((o) => (o === DEFAULT_RANK_ORDER ? undefined : o)))];
+  const rankOrdersOf = (pp: number, ep: number, cp: number): readonly (RankOrder | undefined)[] => (pp > 1 && ep === 1 && cp === 1 ? rankOrders : [undefined]);
   // The framework's remaining rules (expert tp, its stage split of the default layers, cp/ep/fp8) need the configuration's stages.
   const stageCache = new Map<string, ReturnType<typeof defaultPlanStages>>();
   const stagesOf = (config: ParallelConfig): ReturnType<typeof defaultPlanStages> => {
@@ -155,8 +158,7 @@ export function enumerateConfigs(scenario: Scenario, restriction: SpaceRestricti
       for (const schedule of schedules) {
         const chunks = chunksFor(schedule, pp, virtualValues, model.layers);
         if (!isChunked(schedule) && pp === 1 && schedule !== '1f1b') continue; // one stage: every schedule is the same
-        for (const virtualStages of chunks) for (const rankOrder of rankOrders) {
-          if (rankOrder !== undefined && (pp === 1 || ep > 1 || cp > 1)) continue;
+        for (const virtualStages of chunks) for (const rankOrder of rankOrdersOf(pp, ep, cp)) {
           const config: ParallelConfig = rankOrder === undefined
             ? { tp, cp, ep, expertTp, pp, microBatchSeqs, schedule, virtualStages, recompute, zero }
             : { tp, cp, ep, expertTp, pp, microBatchSeqs, schedule, virtualStages, recompute, zero, rankOrder };

@@ -4,7 +4,7 @@
  * errors (a degree that cannot divide the model, a stage count that does not add up, an
  * unknown site) are input errors; capacity problems are left to the evaluator as violations.
  */
-import { planSchema, type PipelineSplitSpec, type PlanSpec } from './plan-schema';
+import { planSchema, rankOrderOf, type PipelineSplitSpec, type PlanSpec } from './plan-schema';
 import type { Scenario } from './scenario';
 import { buildBidirectionalStages } from './bidirectional-stages';
 import { scheduleChunksProblem } from './pipeline-schedule-rules';
@@ -252,6 +252,10 @@ function resolveGroups(scenario: Scenario, plan: PlanSpec, issues: InputIssue[],
     if (stageSite.length !== plan.pp) {
       const placed = group.stageSites.reduce((sum, run) => sum + run.stages, 0);
       issues.push({ path: at(`${path}.stageSites`), message: `places ${placed} stages, pp is ${plan.pp}` });
+    }
+    // tp-cp-ep-pp-dp's send and ring tiers take a replica's whole pipeline at one site (docs/cost-model.md §3).
+    if (rankOrderOf(plan) === 'tp-cp-ep-pp-dp' && new Set(stageSite).size > 1) {
+      issues.push({ path: at(`${path}.stageSites`), message: "spans sites, and rank order 'tp-cp-ep-pp-dp' is modelled for replicas whole on one site: place each replica on one site or use the default rank order" });
     }
     groups.push({ replicas: group.replicas, stageSite, microbatches: group.microbatches ?? defaultMicrobatches });
   });

@@ -86,14 +86,17 @@ export const planSchema = z.strictObject({
   zero: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]).default(1)
     .describe('0: replicated; 1: optimizer sharded over dp x cp; 2: + gradients; 3: + weights.'),
   rankOrder: z.enum(RANK_ORDERS).optional()
-    .describe("How ranks are numbered inside a site, innermost first: 'tp-cp-ep-dp-pp' (Megatron-LM's default: pipeline neighbours a stage of replicas apart, over the NICs) or 'tp-cp-ep-pp-dp' (Megatron-LM --use-tp-pp-dp-mapping: a replica's stages side by side, so a pipeline that fits a scale-up domain sends over it; ep 1 and cp 1 only). Absent: the default."),
+    .describe("How ranks are numbered inside a site, innermost first: 'tp-cp-ep-dp-pp' (Megatron-LM's default: pipeline neighbours a stage of replicas apart, over the NICs) or 'tp-cp-ep-pp-dp' (Megatron-LM --use-tp-pp-dp-mapping: a replica's stages side by side, so a pipeline that divides a scale-up domain sends over it; ep 1 and cp 1 only, each replica on one site). Absent: the default."),
   pipelineSplit: pipelineSplitSchema.optional(),
   placement: placementSchema.optional(),
   network: z.array(linkSettingsSchema).max(2016).optional(),
 }).superRefine((plan, ctx) => {
   // Megatron-Core's ModelParallelConfig.use_tp_pp_dp_mapping: "Make sure EP and CP aren't used with this option enabled."
-  if (plan.rankOrder === 'tp-cp-ep-pp-dp' && (plan.ep > 1 || plan.cp > 1)) {
-    ctx.addIssue({ code: 'custom', path: ['rankOrder'], message: `'tp-cp-ep-pp-dp' is for plans without expert or context parallelism (Megatron-LM's --use-tp-pp-dp-mapping), not ${plan.ep > 1 ? `ep ${plan.ep}` : `cp ${plan.cp}`}` });
+  // With ep 1 a folded expert tp (expertTp 1 beside tp > 1) makes Megatron-Core's expert data-parallel groups disagree with the dense ones under this order too.
+  const folded = plan.expertTp !== undefined && plan.expertTp !== plan.tp;
+  if (plan.rankOrder === 'tp-cp-ep-pp-dp' && (plan.ep > 1 || plan.cp > 1 || folded)) {
+    const what = plan.ep > 1 ? `ep ${plan.ep}` : plan.cp > 1 ? `cp ${plan.cp}` : `expertTp ${plan.expertTp} with tp ${plan.tp}`;
+    ctx.addIssue({ code: 'custom', path: ['rankOrder'], message: `'tp-cp-ep-pp-dp' is for plans without expert or context parallelism (Megatron-LM's --use-tp-pp-dp-mapping), not ${what}` });
   }
   if (plan.recomputeModules === undefined) return;
   if (plan.recompute !== 'selective') {

@@ -169,7 +169,7 @@ export const searchSchema = z.strictObject({
   recompute: z.array(z.enum(['none', 'selective', 'full'])).min(1).optional(),
   zero: z.array(z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)])).min(1).optional(),
   rankOrders: z.array(z.enum(['tp-cp-ep-dp-pp', 'tp-cp-ep-pp-dp'])).min(1).optional()
-    .describe("Rank orders inside a site to search (plan.rankOrder); 'tp-cp-ep-pp-dp' only for plans with pp > 1, ep 1 and cp 1. Absent: Megatron-LM's default, 'tp-cp-ep-dp-pp', alone."),
+    .describe("Rank orders inside a site to search (plan.rankOrder). 'tp-cp-ep-pp-dp' applies to plans with pp > 1, ep 1 and cp 1 whose replicas each run on one site; every other plan is searched in the default order whatever the list says. Absent: Megatron-LM's default, 'tp-cp-ep-dp-pp', alone."),
   allowGradientCompression: z.boolean().default(false)
     .describe('Let the network post-solver send bf16 gradients as fp8 across sites.'),
   allowIdleGpus: z.boolean().default(true),

@@ -12,7 +12,7 @@ import { activationsGiB, microbatchesInFlight, stageMemoryTotalGiB, type StageMe
 import { fillDrainS, forwardPartS, forwardShareTermS } from '../model/pipeline';
 import { hasStageFloor, stageFloorAtLeastS, stageFloorFluidBubbleS } from '../model/pipeline-stage-floor';
 import { spanFloorAtLeastS } from '../model/pipeline-span-floor';
-import type { Schedule } from '../model/plan-schema';
+import { rankOrderOf, type Schedule } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import type { StageTimePlan } from '../model/stage-cost';
 
@@ -57,10 +57,17 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
   const candidates: Candidate[] = [];
   const infeasible: Candidate[] = [];
   const tables = tablesOf(scenario);
-  const layoutCache = new Map<number, PipelineLayouts>();
-  const layoutsFor = (pp: number) => {
-    let layouts = layoutCache.get(pp);
-    if (!layouts) { layouts = pipelineLayouts(scenario, replicaLayouts(scenario, pp, restriction)); layoutCache.set(pp, layouts); }
+  const layoutCache = new Map<string, PipelineLayouts>();
+  // Rank order tp-cp-ep-pp-dp is modelled for replicas whole on one site (layOutPlan refuses split ones).
+  const layoutsFor = (config: ParallelConfig) => {
+    const wholeOnly = rankOrderOf(config) === 'tp-cp-ep-pp-dp';
+    const key = `${config.pp}${wholeOnly ? ' whole' : ''}`;
+    let layouts = layoutCache.get(key);
+    if (!layouts) {
+      const all = replicaLayouts(scenario, config.pp, restriction);
+      layouts = pipelineLayouts(scenario, wholeOnly ? all.filter((l) => l.sites.length === 1) : all);
+      layoutCache.set(key, layouts);
+    }
     return layouts;
   };
   // Configurations that differ only in schedule or ZeRO share stage times: their fastest steps
@@ -68,7 +75,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
   // depend on the schedule, are cheap enough to compute for each configuration.
   const stepsCache = new Map<SiteStageTimes, FastestSteps>();
   for (const config of enumerateConfigs(scenario, restriction)) {
-    const { layouts, usableSites, largestMemoryGiB } = layoutsFor(config.pp);
+    const { layouts, usableSites, largestMemoryGiB } = layoutsFor(config);
     if (layouts.length === 0) continue;
     const replicas = maxReplicas(scenario, config);
     if (replicas < 1) continue;
