@@ -6,6 +6,7 @@
  * recomputation, no ZeRO) and the model's optimum is set beside the measured time of DT-FM's
  * scheduler. Nothing here is fitted: the constants are the committed ones.
  */
+import { median } from '../src/calibration/calibration-table';
 import { plan } from '../src/solve/plan';
 import { parseScenario, type Scenario } from '../src/model/scenario';
 import type { RankOrder } from '../src/model/plan-schema';
@@ -93,7 +94,7 @@ async function main(): Promise<void> {
       + `| ${measuredRatio.toFixed(2)} | ${(path.iterationS / oneSite.iterationS).toFixed(2)} | ${(perServer.iterationS / oneSite.iterationS).toFixed(2)} `
       + `| ${[defaultOrder, oneSite, path, perServer].map((o) => `${(100 * o.gap).toFixed(1)}%`).join(' / ')} |`);
   }
-  const median = (xs: readonly number[]): number => { const a = [...xs].map(Math.abs).sort((x, y) => x - y); const k = a.length >> 1; return a.length % 2 ? a[k]! : (a[k - 1]! + a[k]!) / 2; };
+  const medianAbs = (xs: readonly number[]): string => `${(100 * median(xs.map(Math.abs))).toFixed(1)}%`;
   const range = (xs: readonly number[]): string => `${pct(Math.min(...xs))} to ${pct(Math.max(...xs))}`;
   console.log(`# The cost model against published cross-site runs
 
@@ -122,12 +123,12 @@ is. "planner gaps": the proven gap of each of the four plans, in column order.
 ${rows.join('\n')}
 
 - One site: with Megatron-LM's rank order the model is ${range(defaultOrderErrors)} against DT-FM's times
-  (median ${pct(median(defaultOrderErrors)).replace('+', '')}): every pipeline send crosses servers at 3.125 Gb/s per GPU. With a
+  (median ${medianAbs(defaultOrderErrors)}): every pipeline send crosses servers at 3.125 Gb/s per GPU. With a
   replica's stages side by side on one server it is ${range(oneSiteErrors)} (median
-  ${pct(median(oneSiteErrors)).replace('+', '')}), the V100 timed with GEMM efficiencies fitted on A100 and H100 rows.
+  ${medianAbs(oneSiteErrors)}), the V100 timed with GEMM efficiencies fitted on A100 and H100 rows.
 - Two regions over the ratio to one site: reading the 1.12 Gb/s as the whole path, the model's
-  ratio is ${range(ratioErrors.path)} off the measured one (median ${pct(median(ratioErrors.path)).replace('+', '')}); per server,
-  ${range(ratioErrors['per-server'])} (median ${pct(median(ratioErrors['per-server'])).replace('+', '')}).
+  ratio is ${range(ratioErrors.path)} off the measured one (median ${medianAbs(ratioErrors.path)}); per server,
+  ${range(ratioErrors['per-server'])} (median ${medianAbs(ratioErrors['per-server'])}).
 - Read as the whole path, the link cannot carry what any plan on all 64 GPUs sends in DT-FM's
   time: one all-reduce of the 24-layer model's gradients across it (about 2.6 GB each way)
   takes about 19 s at 1.12 Gb/s, and pipeline crossings more (8.4 MB per microbatch and

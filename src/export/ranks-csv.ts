@@ -6,7 +6,7 @@
  * their first rank, `gpusPerNode` consecutive ranks each; idle GPUs are no ranks. Pure.
  */
 import type { PlanLayout } from '../model/placement';
-import { rankOrderOf } from '../model/plan-schema';
+import { rankBlocks } from '../model/framework-issues';
 import type { Scenario } from '../model/scenario';
 
 export interface RankRow {
@@ -58,14 +58,7 @@ export function rankTable(scenario: Scenario, layout: PlanLayout): RankTable {
   const rows: RankRow[] = [];
   const nodes: { site: number; node: number; firstRank: number; ranks: number }[] = [];
   const problems: string[] = [];
-  // Pairs (stage, replica) in rank order.
-  const order: [number, number][] = [];
-  if (rankOrderOf(plan) === 'tp-cp-ep-pp-dp') {
-    for (let replica = 0; replica < plan.dp; replica++) for (let stage = 0; stage < plan.pp; stage++) order.push([stage, replica]);
-  } else {
-    for (let stage = 0; stage < plan.pp; stage++) for (let replica = 0; replica < plan.dp; replica++) order.push([stage, replica]);
-  }
-  for (const [stage, replica] of order) {
+  for (const [stage, replica] of rankBlocks(plan, plan.dp)) {
     const site = replicaSite[replica]![stage]!;
     const perNode = scenario.sites[site]!.gpusPerNode;
     for (let k = 0; k < perReplicaStage; k++) {

@@ -159,9 +159,7 @@ export function enumerateConfigs(scenario: Scenario, restriction: SpaceRestricti
         const chunks = chunksFor(schedule, pp, virtualValues, model.layers);
         if (!isChunked(schedule) && pp === 1 && schedule !== '1f1b') continue; // one stage: every schedule is the same
         for (const virtualStages of chunks) for (const rankOrder of rankOrdersOf(pp, ep, cp)) {
-          const config: ParallelConfig = rankOrder === undefined
-            ? { tp, cp, ep, expertTp, pp, microBatchSeqs, schedule, virtualStages, recompute, zero }
-            : { tp, cp, ep, expertTp, pp, microBatchSeqs, schedule, virtualStages, recompute, zero, rankOrder };
+          const config: ParallelConfig = { tp, cp, ep, expertTp, pp, microBatchSeqs, schedule, virtualStages, recompute, zero, ...(rankOrder === undefined ? {} : { rankOrder }) };
           if (inSearchSpace(config)) configs.push(config);
         }
       }

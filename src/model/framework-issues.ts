@@ -219,6 +219,22 @@ export interface SiteRankRun {
 }
 
 /**
+ * The (stage, replica) blocks of tp x cp consecutive ranks in the plan's rank order: stage-major
+ * under the default tp-cp-ep-dp-pp (rank = ((stage x dp + replica) x cp + cpRank) x tp + tpRank),
+ * replica-major under tp-cp-ep-pp-dp (((replica x pp + stage) x cp + cpRank) x tp + tpRank); block
+ * i holds ranks i x tp x cp onward. The one order the rank map and ranks.csv both follow.
+ */
+export function rankBlocks(plan: Pick<PlanSpec, 'pp' | 'rankOrder'>, replicas: number): [stage: number, replica: number][] {
+  const blocks: [number, number][] = [];
+  if (rankOrderOf(plan) === 'tp-cp-ep-pp-dp') {
+    for (let replica = 0; replica < replicas; replica++) for (let stage = 0; stage < plan.pp; stage++) blocks.push([stage, replica]);
+  } else {
+    for (let stage = 0; stage < plan.pp; stage++) for (let replica = 0; replica < replicas; replica++) blocks.push([stage, replica]);
+  }
+  return blocks;
+}
+
+/**
  * The plan's rank order (Megatron-LM's default tp-cp-ep-dp-pp, the same as torchtitan's mesh [pp,
  * dp_replicate, dp_shard, cp, tp]; or tp-cp-ep-pp-dp, Megatron-LM --use-tp-pp-dp-mapping) as runs
  * of ranks per site.
@@ -229,8 +245,9 @@ export function siteRankRuns(layout: PlanLayout): SiteRankRun[] {
   const replicaSite: (readonly number[])[] = [];
   for (const group of groups) for (let r = 0; r < group.replicas; r++) replicaSite.push(group.stageSite);
   const raw: { site: number; first: number; last: number; stages: Set<number>; replicas: Set<number> }[] = [];
-  const add = (stage: number, replica: number, first: number): void => {
+  rankBlocks(plan, replicaSite.length).forEach(([stage, replica], block) => {
     const site = replicaSite[replica]![stage]!;
+    const first = block * ranksPerReplicaStage;
     const last = first + ranksPerReplicaStage - 1;
     const previous = raw[raw.length - 1];
     if (previous && previous.site === site && previous.last + 1 === first) {
@@ -240,16 +257,7 @@ export function siteRankRuns(layout: PlanLayout): SiteRankRun[] {
     } else {
       raw.push({ site, first, last, stages: new Set([stage]), replicas: new Set([replica]) });
     }
-  };
-  if (rankOrderOf(plan) === 'tp-cp-ep-pp-dp') {
-    for (let replica = 0; replica < replicaSite.length; replica++) {
-      for (let stage = 0; stage < plan.pp; stage++) add(stage, replica, (replica * plan.pp + stage) * ranksPerReplicaStage);
-    }
-  } else {
-    for (let stage = 0; stage < plan.pp; stage++) {
-      for (let replica = 0; replica < replicaSite.length; replica++) add(stage, replica, (stage * plan.dp + replica) * ranksPerReplicaStage);
-    }
-  }
+  });
   return raw.map((r) => ({ site: r.site, first: r.first, last: r.last, stages: [...r.stages].sort((a, b) => a - b), replicas: [...r.replicas].sort((a, b) => a - b) }));
 }
 
