@@ -104,16 +104,22 @@ const LLAMA = {
 // Rows whose framework configuration reduces and holds the gradients in bf16 (scenario
 // training.gradientDtype 'bf16': the gradient buffer's memory; the reduction is timed in bf16 for
 // every row), each with the configuration that says so. The other rows keep fp32 main gradients
-// (Megatron-LM's default for bf16 training; NeMo's distributed_fused_adam without a
-// grad_sync_dtype, as the Llama 2 long-context and 70B rows, is not documented either way).
+// (Megatron-LM's default for bf16 training).
 const NEMO_LAUNCHER_FP8_EXAMPLES = 'gradients reduced and held in bf16 (the NeMo Framework Launcher H100 fp8 examples of these models pass optim.grad_sync_dtype=bf16 to distributed_fused_adam with a contiguous gradient buffer)';
+const LLAMA2_7B_LAUNCHER_FP8 = 'gradients reduced and held in bf16 (the NeMo Framework Launcher H100 fp8 example of Llama 2 7B, examples/training/llama/h100/llama2_7b_fp8.sh, passes optim.grad_sync_dtype=bf16 to distributed_fused_adam with a contiguous gradient buffer; these long-context runs are the same model in the same framework)';
+// Nemotron-4 340B in NeMo's performance table: the launcher's nemotron_340b.yaml in its
+// distributed_fused_adam form, which NVIDIA's DGX Cloud benchmark of the model also runs
+// (dgxc-benchmarking nemotron/nemotron4-340b-synth.yaml, the same TP 8, PP 8, VP 12, MBS 1).
+const NEMOTRON_340B_NEMO_PERF = 'gradients reduced and held in bf16, Adam moments in bf16 and no master copy, selective recomputation (NeMo Framework Launcher conf/training/nemotron/nemotron_340b.yaml in its distributed_fused_adam form, as NVIDIA\'s DGX Cloud benchmark of this model, dgxc-benchmarking nemotron/nemotron4-340b-synth.yaml, with the same TP 8, PP 8, VP 12, MBS 1: optim grad_sync_dtype bf16 and dtype bf16, for which NeMo keeps no master weights since the optimizer dtype is the weights\', and activations_checkpoint_granularity selective; the launcher\'s later mcore_distributed_optim form without recomputation keeps fp32 master weights and moments, 12 bytes per parameter, which the memory model judges not to fit on 80 GB at 88.6 GiB)';
 const NEMOTRON_340B_LAUNCHER = 'gradients reduced and held in bf16 (NeMo Framework Launcher conf/training/nemotron/nemotron_340b.yaml, the Nemotron-4 340B pretraining configuration: optim mcore_distributed_optim with grad_sync_dtype bf16)';
 const BRIDGE_PERF_CONFIGS = 'gradients reduced and held in bf16 (Megatron-Bridge scripts/performance/configs set mixed_precision.grad_reduce_in_fp32 and ddp.grad_reduce_in_fp32 to False: set_llama3_common_configs, set_qwen3_common_configs, and the DeepSeek-V3 configuration)';
 const BF16_GRADIENTS = new Map([
   ['fp8-nemo-24.07-llama3-8b', NEMO_LAUNCHER_FP8_EXAMPLES],
   ['fp8-nemo-24.07-llama3-70b', NEMO_LAUNCHER_FP8_EXAMPLES],
   ['fp8-nemo-24.07-gpt3-175b', NEMO_LAUNCHER_FP8_EXAMPLES],
-  ['fp8-nemo-24.07-nemotron-340b', NEMOTRON_340B_LAUNCHER],
+  ['fp8-nemo-24.07-llama2-70b', NEMO_LAUNCHER_FP8_EXAMPLES],
+  ['fp8-nemo-24.07-nemotron-340b', NEMOTRON_340B_NEMO_PERF],
+  ...['4k', '16k', '32k', '64k', '128k', '256k', '512k', '1m'].map((name) => [`fp8-nemo-long-llama2-7b-${name}`, LLAMA2_7B_LAUNCHER_FP8]),
   ...['1536', '3072', '6144'].map((gpus) => [`nemotron4-340b-${gpus}gpus`, NEMOTRON_340B_LAUNCHER]),
   ...['fp8-bridge-26.04.01-llama3-70b', 'fp8-bridge-25.11-llama3-70b', 'fp8-bridge-25.11-llama3-8b', 'fp8-bridge-26.04.01-qwen3-30b-a3b-ep16',
     'fp8-bridge-26.02.01-qwen3-30b-a3b-pp2', 'fp8-bridge-26.04.01-deepseek-v3-b200'].map((id) => [id, BRIDGE_PERF_CONFIGS]),
@@ -200,6 +206,8 @@ function row(c) {
         expertDispatcher: c.dispatcher ?? 'alltoall',
         ...(BF16_GRADIENTS.has(c.id) ? { gradientDtype: 'bf16' } : {}),
         ...(FP8_PARAM_GATHER.has(c.id) ? { fp8ParamGather: true } : {}),
+        ...(c.optimizerMomentsDtype ? { optimizerMomentsDtype: c.optimizerMomentsDtype } : {}),
+        ...(c.masterWeights ? { masterWeights: c.masterWeights } : {}),
       },
       // A job on fewer GPUs than a node (the 4-GPU long-context row) is written as nodes of that many GPUs.
       cluster: { sites: [{ name: 'cluster', gpuType: c.gpuType ?? 'H100-SXM', gpus: c.gpus, gpusPerNode: Math.min(8, c.gpus) }], links: [] },
@@ -240,11 +248,11 @@ const bridgeMoe = [
 
 const NEMO = 'NVIDIA/NeMo docs/source/performance/performance_summary.md 24.07, DGX H100 (calibration.md section F)';
 const nemoH100 = [
-  { id: 'fp8-nemo-24.07-nemotron-340b', model: 'nemotron-4-340b', gpus: 128, gbs: 32, mbs: 1, seq: 4096, tp: 8, pp: 8, vp: 12, published: 326 },
+  { id: 'fp8-nemo-24.07-nemotron-340b', model: 'nemotron-4-340b', gpus: 128, gbs: 32, mbs: 1, seq: 4096, tp: 8, pp: 8, vp: 12, published: 326, recompute: 'selective', optimizerMomentsDtype: 'bf16', masterWeights: 'none' },
   { id: 'fp8-nemo-24.07-gpt3-175b', model: 'gpt3-175b', gpus: 512, gbs: 2048, mbs: 2, seq: 2048, tp: 4, pp: 8, vp: 6, published: 825 },
 ].map((c) => row({
   ...c, table: 'F1', source: NEMO, metric: 'tokensPerSecondPerGpu', precision: 'fp8',
-  assumptions: 'FP8; recomputation not published, assumed none; distributed optimizer (ZeRO 1); fused attention; TP and DP overlap on'
+  assumptions: `FP8; ${c.recompute ? `recomputation ${c.recompute} (below)` : 'recomputation not published, assumed none'}; distributed optimizer (ZeRO 1); fused attention; TP and DP overlap on`
     + (c.model === 'gpt3-175b' ? '; GPT-3 as NeMo trains it: GELU FFN 4h, MHA, vocabulary padded to 51,200, no dropout' : '; Nemotron-4: squared ReLU, GQA 8')
     + bf16GradientsNote(c.id),
 }));
@@ -263,10 +271,10 @@ const longContext = [
   ['1m', 1048576, 1024, 4, 8, 4, 32, 536],
 ].map(([name, seq, gpus, gbs, tp, dp, cp, tflops]) => {
   const r = row({
-    id: `fp8-nemo-long-llama2-7b-${name}`, table: 'F2', model: 'llama2-7b', gpus, gbs, mbs: 1, seq, tp, pp: 1, cp, precision: 'fp8',
+    id: `fp8-nemo-long-llama2-7b-${name}`, table: 'F2', model: 'llama2-7b', gpus, gbs, mbs: 1, seq, tp, pp: 1, cp, precision: 'fp8', masterWeights: 'remainders',
     source: 'NVIDIA/NeMo docs/source/performance/performance_long_sequence.md, NeMo 24.03.01, DGX H100 (calibration.md section F, "with CP" column)',
     metric: 'modelTflopsPerGpu', published: tflops,
-    assumptions: (gpus < 8 ? `${gpus} GPUs of one DGX, written as one node of ${gpus}; ` : '') + 'FP8; MBS 1 and recomputation not published, assumed MBS 1 and none; TFLOP/s counted with the full attention square (NeMo formula); distributed optimizer (ZeRO 1); fused attention; TP, DP overlap on; CP as ring attention',
+    assumptions: (gpus < 8 ? `${gpus} GPUs of one DGX, written as one node of ${gpus}; ` : '') + 'FP8; MBS 1 and recomputation not published, assumed MBS 1 and none; TFLOP/s counted with the full attention square (NeMo formula); distributed optimizer (ZeRO 1); fused attention; TP, DP overlap on; CP as ring attention; master weights as 16-bit remainders (the launcher\'s llama2_7b configuration runs Apex\'s distributed_fused_adam with an fp32 optimizer state, for which NeMo 1.x sets store_param_remainders beside the bf16 weights)' + bf16GradientsNote(`fp8-nemo-long-llama2-7b-${name}`),
   });
   if (r.plan.dp !== dp) throw new Error(`${r.id}: DP ${r.plan.dp} against published ${dp}`);
   return r;

@@ -91,7 +91,8 @@ function trainingSection(spec: Spec, callbacks: EditorCallbacks): HTMLElement {
     numberField(spec, 'training.seqLen', 'sequence length (tokens)', callbacks, { min: '1', step: '1' }),
     selectField(spec, 'training.precision', 'precision', ['bf16', 'fp8'], callbacks, 'bf16'),
     selectField(spec, 'training.gradientDtype', 'gradient buffer', ['fp32', 'bf16'], callbacks, 'fp32'),
-    selectField(spec, 'training.optimizerMomentsDtype', 'Adam moments (ZeRO >= 1)', ['fp32', 'bf16'], callbacks, 'fp32'));
+    selectField(spec, 'training.optimizerMomentsDtype', 'Adam moments (ZeRO >= 1)', ['fp32', 'bf16'], callbacks, 'fp32'),
+    selectField(spec, 'training.masterWeights', 'master weights (ZeRO >= 1)', ['fp32', 'remainders', 'none'], callbacks, 'fp32'));
 }
 
 function sitesSection(spec: Spec, callbacks: EditorCallbacks): HTMLElement {

@@ -34,7 +34,7 @@ export interface StageMemory {
   readonly weightsGiB: number;
   /** Gradients of those weights: fp32 main gradients (4 bytes per parameter) or a bf16 buffer (2, training.gradientDtype); ZeRO-2 and 3: sharded, plus one layer's unsharded gradient before its reduce-scatter. */
   readonly gradientsGiB: number;
-  /** fp32 master weights and Adam moments (12 bytes per parameter, 8 with bf16 moments: training.optimizerMomentsDtype), sharded over data parallelism from ZeRO-1 (Megatron's distributed optimizer). */
+  /** Master weights and Adam moments (12 bytes per parameter, 8 with bf16 moments: training.optimizerMomentsDtype, less without an fp32 master copy: training.masterWeights), sharded over data parallelism from ZeRO-1 (Megatron's distributed optimizer). */
   readonly optimizerGiB: number;
   /** fp8 training: the fp8 weight and its transpose that Transformer Engine keeps for every linear layer (2 bytes per parameter); under fp8 parameter gather the only copy of those weights. */
   readonly fp8WeightCopiesGiB: number;
@@ -191,18 +191,25 @@ export interface StageMemoryBasis {
 /** Bytes per parameter of the gradient buffer: fp32 main gradients (4) or bf16 (2), training.gradientDtype. */
 export const gradientBytesPerParam = (scenario: Scenario): number => (scenario.training.gradientDtype === 'bf16' ? BF16_BYTES : 4);
 
+/** Bytes per parameter the optimizer keeps of the master weight (training.masterWeights), from ZeRO 1: fp32 4, remainders 2, none 0; fp32 at ZeRO 0. */
+export const MASTER_WEIGHT_BYTES: Readonly<Record<Scenario['training']['masterWeights'], number>> = { fp32: 4, remainders: 2, none: 0 };
+
 /**
- * Bytes per parameter of the optimizer state: the fp32 master weight (4) and Adam's `m` and `v`,
- * 4 bytes each in fp32 or 2 in bf16 (training.optimizerMomentsDtype): 12 or 8. bf16 moments need
- * ZeRO >= 1 (Megatron-LM's precision-aware optimizer is the distributed optimizer's); with ZeRO 0
- * the moments stay fp32, as fp8 parameter gather changes nothing there.
+ * Bytes per parameter of the optimizer state: the master weight (4 in fp32, 2 as remainders
+ * beside the bf16 weight, 0 when the bf16 weight is the master: training.masterWeights) and
+ * Adam's `m` and `v`, 4 bytes each in fp32 or 2 in bf16 (training.optimizerMomentsDtype): 12 by
+ * default, 8 with bf16 moments, 4 with bf16 moments and no master. Both need ZeRO >= 1 (Megatron-LM's
+ * precision-aware optimizer and Apex's DistributedFusedAdam are distributed optimizers); with
+ * ZeRO 0 the state stays fp32, as fp8 parameter gather changes nothing there.
  */
 export const optimizerStateBytesPerParam = (scenario: Scenario, zero: PlanSpec['zero']): number =>
-  4 + 2 * (scenario.training.optimizerMomentsDtype === 'bf16' && zero >= 1 ? BF16_BYTES : 4);
+  (zero >= 1 ? MASTER_WEIGHT_BYTES[scenario.training.masterWeights] : 4)
+  + 2 * (scenario.training.optimizerMomentsDtype === 'bf16' && zero >= 1 ? BF16_BYTES : 4);
 
 /**
  * HBM bytes the Adam step moves per parameter a GPU owns: it reads and writes the optimizer
- * state (the fp32 master weight, `m` and `v`: 24, or 16 with bf16 moments), reads the gradient
+ * state (the master weight, `m` and `v`: 24, or 16 with bf16 moments, less by twice the master
+ * bytes training.masterWeights saves), reads the gradient
  * and writes the bf16 weight (2), and the gradient buffer is zeroed for the next iteration: 34
  * with fp32 main gradients and moments, 30 with a bf16 gradient buffer (training.gradientDtype),
  * 8 less with bf16 moments. Weights kept in fp8 (training.fp8ParamGather) write 1 byte instead of

@@ -98,6 +98,8 @@ export const trainingSchema = z.strictObject({
     .describe("Data type of the gradient buffer backward accumulates into (its memory): fp32 main gradients (Megatron-LM's default under bf16, accumulate_allreduce_grads_in_fp32) or bf16 (Megatron-LM --grad-reduce-in-bf16; NeMo's distributed_fused_adam with optim.grad_sync_dtype=bf16). The data-parallel sync is timed at bf16 bytes either way (docs/cost-model.md §3, DP)."),
   optimizerMomentsDtype: z.enum(['fp32', 'bf16']).default('fp32')
     .describe("Data type of Adam's first and second moments (the optimizer state beside the fp32 master weights): fp32 (the default of Megatron-LM, NeMo and torchtitan) or bf16 (Megatron-LM --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16; DeepSeek-V3 keeps its moments in BF16). 12 or 8 bytes of optimizer state per parameter, sharded from ZeRO 1 (docs/cost-model.md §6)."),
+  masterWeights: z.enum(['fp32', 'remainders', 'none']).default('fp32')
+    .describe("What the optimizer keeps of each weight beside the bf16 weight, from ZeRO 1: fp32 (a full fp32 master copy, 4 bytes: Megatron-LM, Megatron-Core's distributed optimizer, torchtitan), remainders (the 16 low bits of the fp32 value whose high bits are the bf16 weight, 2 bytes: Apex's DistributedFusedAdam with store_param_remainders, which NeMo's distributed_fused_adam sets for bf16 weights with an fp32 optimizer state) or none (the bf16 weight is the master, 0 bytes: NeMo's distributed_fused_adam with optim.dtype bf16, whose Adam moments are bf16 too). With ZeRO 0 the master copy stays fp32 (docs/cost-model.md §6)."),
   fp8ParamGather: z.boolean().optional()
     .describe("With precision fp8 and ZeRO >= 1: the linear layers' weights are kept only as fp8 (no bf16 copy beside the fp8 weight and its transpose; the fp32 master weights stay in the optimizer) and gathered over data parallelism in fp8 (Megatron-LM --fp8-param-gather; Megatron-Bridge's fp8 current-scaling mixed-precision recipe sets it). With ZeRO 0 it changes nothing (Megatron-LM needs the distributed optimizer or FSDP for it)."),
   totalTokens: positiveNumber('tokens to train on', 1e18).optional()
@@ -169,7 +171,7 @@ export const searchSchema = z.strictObject({
   recompute: z.array(z.enum(['none', 'selective', 'full'])).min(1).optional(),
   zero: z.array(z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)])).min(1).optional(),
   rankOrders: z.array(z.enum(['tp-cp-ep-dp-pp', 'tp-cp-ep-pp-dp'])).min(1).optional()
-    .describe("Rank orders inside a site to search (plan.rankOrder). 'tp-cp-ep-pp-dp' applies to plans with pp > 1, ep 1 and cp 1 whose replicas each run on one site; every other plan is searched in the default order whatever the list says. Absent: Megatron-LM's default, 'tp-cp-ep-dp-pp', alone."),
+    .describe("Rank orders inside a site to search (plan.rankOrder). 'tp-cp-ep-pp-dp' applies to plans with pp > 1, ep 1 and cp 1 whose replicas each run on one site: listed alone, such plans are searched with every replica whole on one site only (list both orders to search replicas split across sites too); plans with pp 1, ep > 1 or cp > 1 are searched in the default order whatever the list says. Absent: Megatron-LM's default, 'tp-cp-ep-dp-pp', alone."),
   allowGradientCompression: z.boolean().default(false)
     .describe('Let the network post-solver send bf16 gradients as fp8 across sites.'),
   allowIdleGpus: z.boolean().default(true),

@@ -94,7 +94,8 @@ function scenarioTable(data: ReportData): string {
     row('precision', escapeHtml(training.fp8Recipe ? `${training.precision} (${training.fp8Recipe} scaling)` : training.precision)
       + (training.fp8ParamGather ? (data.plan && !gathersParamsInFp8(data.scenario, data.plan) ? '; fp8 parameter gather off (ZeRO 0)' : '; weights kept and gathered in fp8') : '')
       + `; ${training.gradientDtype} gradients`
-      + (training.optimizerMomentsDtype === 'bf16' ? (data.plan && data.plan.zero === 0 ? '; Adam moments in fp32 (bf16 needs ZeRO >= 1)' : '; Adam moments in bf16') : '')),
+      + (training.optimizerMomentsDtype === 'bf16' ? (data.plan && data.plan.zero === 0 ? '; Adam moments in fp32 (bf16 needs ZeRO >= 1)' : '; Adam moments in bf16') : '')
+      + (training.masterWeights !== 'fp32' ? (data.plan && data.plan.zero === 0 ? '; fp32 master weights (ZeRO 0)' : training.masterWeights === 'none' ? '; no master weights (the bf16 weights are updated)' : '; master weights as 16-bit remainders') : '')),
   ];
   return `<table id="scenario-table"><caption>Scenario</caption>${rows.join('')}</table>`;
 }
