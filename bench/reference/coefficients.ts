@@ -113,9 +113,9 @@ export function busiestReplicaMicrobatches(totalMicrobatches: number, dp: number
 /** The plan fields of a configuration with a data-parallel degree (no placement). */
 export const configPlan = (config: ParallelConfig, dp: number): PlanSpec => ({ ...config, dp });
 
-/** Largest number of replicas the sites can hold (split layouts use the same GPUs per replica). */
+/** Largest number of replicas the sites can hold: the stages (tp x cp GPUs each) of all sites, pp to a replica (a split replica takes stages from two sites). */
 export const maxReplicas = (scenario: Scenario, config: ParallelConfig): number =>
-  scenario.sites.reduce((sum, site) => sum + Math.floor(site.gpus / (config.tp * config.cp * config.pp)), 0);
+  Math.floor(scenario.sites.reduce((stages, site) => stages + Math.floor(site.gpus / (config.tp * config.cp)), 0) / config.pp);
 
 /** Per-site stage times for a configuration (independent of dp), with the optimistic pod assumption. */
 export function siteStageTimes(scenario: Scenario, config: ParallelConfig): { stages: StageLayout[]; times: StageTime[][] } {

@@ -256,6 +256,12 @@ async function unevenSplitRelaxation(spec: ScenarioSpec, oracle: FeasibilityOrac
   }];
 }
 
+/** What a restricted list leaves out beyond its own values, said after the widening that lifts it. */
+const WIDENING_REASONS: Partial<Record<SearchField, (current: readonly (number | string)[]) => string>> = {
+  rankOrders: (current) => (current.includes('tp-cp-ep-dp-pp') ? ''
+    : ": rank order 'tp-cp-ep-pp-dp' keeps every replica's pipeline whole on one site, so with it alone no replica is split across sites"),
+};
+
 /** Each single value that, added to the restricted list, lets a plan fit; else the default space if that does. */
 async function searchWidenings(spec: ScenarioSpec, field: SearchField, oracle: FeasibilityOracle): Promise<Relaxation[]> {
   const current = (spec.search?.[field] ?? []) as readonly (number | string)[];
@@ -266,7 +272,7 @@ async function searchWidenings(spec: ScenarioSpec, field: SearchField, oracle: F
     const answer = await oracle.check(withSearch(spec, (s) => ({ ...s, [field]: widened }) as SearchSpec));
     if (answer.feasibility !== 'feasible') continue;
     found.push({
-      change: `allow ${field}: ${JSON.stringify(value)} (search.${field} is [${current.join(', ')}])`,
+      change: `allow ${field}: ${JSON.stringify(value)} (search.${field} is [${current.join(', ')}])${WIDENING_REASONS[field]?.(current) ?? ''}`,
       path: `search.${field}`, oldValue: current, newValue: widened, unit: '',
       size: 0, verifiedIterationTimeS: answer.evaluation!.predicted.iterationTimeS,
     });

@@ -140,9 +140,15 @@ export function configPlan(config: ParallelConfig, dp: number): PlanSpec {
   return plan;
 }
 
-/** Largest number of replicas the sites can hold (split layouts use the same GPUs per replica). */
+/**
+ * Largest number of replicas the sites can hold: the stages (tp x cp GPUs each) all sites can
+ * host, pp to a replica. A replica split between two sites takes its stages from both, so the
+ * GPUs one site has beyond its whole replicas can carry stages of a replica that ends on another
+ * site: 6 + 2 GPUs hold two replicas of 4 stages of one GPU, whole replicas alone one. Which
+ * split layouts actually carry them is the placement's question (docs/formulation.md §1).
+ */
 export const maxReplicas = (scenario: Scenario, config: ParallelConfig): number =>
-  scenario.sites.reduce((sum, site) => sum + Math.floor(site.gpus / (config.tp * config.cp * config.pp)), 0);
+  Math.floor(scenario.sites.reduce((stages, site) => stages + Math.floor(site.gpus / (config.tp * config.cp)), 0) / config.pp);
 
 /** The dp-independent constants of one layout under one configuration (all of LayoutCoefficients but the fitting microbatch counts). */
 type LayoutShape = Omit<LayoutCoefficients, 'fittingMicrobatches'>;
