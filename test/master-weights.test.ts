@@ -40,14 +40,18 @@ describe('master weights', () => {
     }
   });
 
-  it('shard over data parallelism from ZeRO 1, move twice the saved bytes less in the Adam step, and change nothing at ZeRO 0', () => {
+  it('shard over data parallelism from ZeRO 1, move twice the saved bytes less in the Adam step but read the bf16 weight, and change nothing at ZeRO 0', () => {
     const plan = { ...base, dp: 4 };
     const fp32 = evaluate(scenarioWith(model, {}), plan);
     const none = evaluate(scenarioWith(model, { masterWeights: 'none' }), plan);
     const oneGpu = evaluate(scenarioWith(model, { masterWeights: 'none' }), base);
     expect(none.predicted.peakMemory.optimizerGiB).toBeCloseTo(oneGpu.predicted.peakMemory.optimizerGiB / 4, 9);
-    // The Adam step: 34 bytes per owned parameter with fp32 master weights, 34 - 2 x 4 = 26 without.
-    expect(none.predicted.breakdown.optimizerS / fp32.predicted.breakdown.optimizerS).toBeCloseTo(26 / 34, 12);
+    // The Adam step: 34 bytes per owned parameter with fp32 master weights (master, m, v read and
+    // written 24, bf16 weight written 2, fp32 gradient read and zeroed 8); without a master 34 - 2 x 4
+    // and the bf16 weight read, 28; with remainders 34 - 2 x 2 + 2 = 32.
+    expect(none.predicted.breakdown.optimizerS / fp32.predicted.breakdown.optimizerS).toBeCloseTo(28 / 34, 12);
+    const remainders = evaluate(scenarioWith(model, { masterWeights: 'remainders' }), plan);
+    expect(remainders.predicted.breakdown.optimizerS / fp32.predicted.breakdown.optimizerS).toBeCloseTo(32 / 34, 12);
     expect(none.predicted.breakdown.computeS).toBe(fp32.predicted.breakdown.computeS);
     const zero0 = { ...base, zero: 0 as const };
     const a = evaluate(scenarioWith(model, {}), zero0);
@@ -74,5 +78,14 @@ describe('master weights', () => {
   it('rejects another value naming its JSON path', () => {
     const spec = readFixture('small/one-site') as Json;
     expect(() => parseScenario({ ...spec, training: { ...spec.training, masterWeights: 'bf16' } }, 'x')).toThrow(/training\.masterWeights/);
+  });
+
+  it('are refused without a full fp32 copy when fp8 parameter gather drops the bf16 weights, naming training.masterWeights', () => {
+    const spec = readFixture('small/one-site') as Json;
+    const fp8 = { ...spec.training, precision: 'fp8', fp8ParamGather: true };
+    for (const masterWeights of ['none', 'remainders']) {
+      expect(() => parseScenario({ ...spec, training: { ...fp8, masterWeights } }, 'x')).toThrow(/training\.masterWeights: .*fp8ParamGather/);
+    }
+    expect(parseScenario({ ...spec, training: { ...fp8, masterWeights: 'fp32' } }, 'x').training.fp8ParamGather).toBe(true);
   });
 });

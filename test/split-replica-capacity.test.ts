@@ -63,6 +63,25 @@ describe('replicas split over the GPUs sites have beyond their whole replicas', 
     expect(result.evaluation!.predicted.iterationTimeS).toBeLessThanOrEqual(optimumS * (1 + result.bound.gap) * (1 + 1e-9));
   }, 120_000);
 
+  it('leave the most whole replicas searched too, where no split can be placed (7 + 1 GPUs, whole replicas only)', async () => {
+    // pp 2 of one GPU: the stages hold four replicas, whole replicas three; 8 microbatches of 8, so 3
+    // divides nothing and is searched only as the most whole replicas. 60 GiB leaves dp 2 out of memory.
+    const scenario = parseScenario({
+      version: 1, name: 'seven-plus-one',
+      model: { name: 'gpt-24L', layers: 24, hidden: 2048, ffnHidden: 8192, heads: 16, vocab: 50257, mlp: 'gelu', tiedEmbeddings: true, dropout: false },
+      training: { seqLen: 2048, globalBatchSeqs: 64, precision: 'bf16', flashAttention: false, overlap: { tensorParallel: true, dataParallel: false, expertParallel: false } },
+      cluster: {
+        sites: [{ name: 'a', gpu: { ...gpu, memoryGiB: 60 }, gpus: 7, gpusPerNode: 7 }, { name: 'b', gpu: { ...gpu, memoryGiB: 60 }, gpus: 1, gpusPerNode: 1 }],
+        links: [{ between: ['a', 'b'], bandwidthGbps: 100, rttMs: 5 }],
+      },
+      search: { tp: [1], pp: [2], microBatchSeqs: [8], schedules: ['1f1b'], recompute: ['none'], zero: [1], rankOrders: ['tp-cp-ep-pp-dp'] },
+    }, 'seven-plus-one');
+    const result = await planSearch(scenario, { timeLimitS: 20, baselines: false });
+    expect(result.plan?.dp).toBe(3);
+    expect(result.evaluation!.fits).toBe(true);
+    expect(exhaustiveSearch(scenario, FULL_SPACE, 60).plan?.dp).toBe(3);
+  }, 120_000);
+
   it('with rank order tp-cp-ep-pp-dp alone are not searched, and diagnose says the order keeps replicas whole', async () => {
     // A deadline only the split plan meets (5.0 s; whole replicas in that order take 6.2 s).
     const scenario = sixPlusTwo({ maxIterationTimeS: 5.5 }, { ...search, rankOrders: ['tp-cp-ep-pp-dp'] });

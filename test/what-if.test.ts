@@ -7,7 +7,7 @@
  */
 import { editChange, removalChanges, whatIf } from '../src/diagnose/what-if';
 import { parseSpecEdit, type SpecEdit } from '../src/model/scenario-edits';
-import { maxReplicas } from '../src/formulation/coefficients';
+import { maxReplicas, wholeReplicas } from '../src/formulation/coefficients';
 import { dataParallelDegrees, type ParallelConfig } from '../src/formulation/search-space';
 import { evaluate } from '../src/model/evaluate';
 import type { PlanSpec } from '../src/model/plan-schema';
@@ -19,7 +19,7 @@ jest.setTimeout(60_000);
 
 /** Whether the base search enumerates (configuration, dp) of `p` (its dp list depends on the scenario's GPUs). */
 const dpInBaseSpace = (base: ReturnType<typeof loadFixture>, p: PlanSpec): boolean =>
-  dataParallelDegrees(base.training.globalBatchSeqs / p.microBatchSeqs, maxReplicas(base, p as unknown as ParallelConfig)).includes(p.dp);
+  dataParallelDegrees(base.training.globalBatchSeqs / p.microBatchSeqs, maxReplicas(base, p as unknown as ParallelConfig), wholeReplicas(base, p as unknown as ParallelConfig)).includes(p.dp);
 
 describe('plan --what-if', () => {
   it('removing a site or a link never makes the plan faster than the base bound (three heterogeneous sites)', async () => {

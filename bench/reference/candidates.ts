@@ -5,7 +5,7 @@
  * cheap lower bound, so the planner can visit them best-first and prune the rest
  * (docs/formulation.md §4).
  */
-import { busiestReplicaMicrobatches, computeCoefficients, fewestMicrobatches, maxReplicas, siteStageTimes, type ConfigCoefficients } from './coefficients';
+import { busiestReplicaMicrobatches, computeCoefficients, fewestMicrobatches, maxReplicas, siteStageTimes, wholeReplicas, type ConfigCoefficients } from './coefficients';
 import { dataParallelDegrees, enumerateConfigs, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../../src/formulation/search-space';
 import { stageMemory } from './memory';
 import { fillDrainS, forwardPartS, zeroBubbleShareS } from '../../src/model/pipeline';
@@ -73,7 +73,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
       return rate;
     };
     const largestMemoryGiB = Math.max(...[...usableSites].map((s) => scenario.sites[s]!.gpu.memoryGiB));
-    for (const dp of dataParallelDegrees(totalMicrobatches, replicas)) {
+    for (const dp of dataParallelDegrees(totalMicrobatches, replicas, wholeReplicas(scenario, config))) {
       if ((config.tp * dp * config.cp) % (config.ep * config.expertTp) !== 0) continue; // experts are sharded over tp x cp x dp ranks (MoE Parallel Folding, after the freeze)
       const k = busiestReplicaMicrobatches(totalMicrobatches, dp, fewestMicrobatches(config));
       // A stage that does not fit the largest GPU even with one microbatch in flight rules (config, dp) out.

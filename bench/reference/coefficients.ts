@@ -117,6 +117,10 @@ export const configPlan = (config: ParallelConfig, dp: number): PlanSpec => ({ .
 export const maxReplicas = (scenario: Scenario, config: ParallelConfig): number =>
   Math.floor(scenario.sites.reduce((stages, site) => stages + Math.floor(site.gpus / (config.tp * config.cp)), 0) / config.pp);
 
+/** Most replicas the sites hold whole, each on one site. */
+export const wholeReplicas = (scenario: Scenario, config: ParallelConfig): number =>
+  scenario.sites.reduce((replicas, site) => replicas + Math.floor(site.gpus / (config.tp * config.cp * config.pp)), 0);
+
 /** Per-site stage times for a configuration (independent of dp), with the optimistic pod assumption. */
 export function siteStageTimes(scenario: Scenario, config: ParallelConfig): { stages: StageLayout[]; times: StageTime[][] } {
   const plan = configPlan(config, 1);

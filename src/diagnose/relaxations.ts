@@ -259,7 +259,7 @@ async function unevenSplitRelaxation(spec: ScenarioSpec, oracle: FeasibilityOrac
 /** What a restricted list leaves out beyond its own values, said after the widening that lifts it. */
 const WIDENING_REASONS: Partial<Record<SearchField, (current: readonly (number | string)[]) => string>> = {
   rankOrders: (current) => (current.includes('tp-cp-ep-dp-pp') ? ''
-    : ": rank order 'tp-cp-ep-pp-dp' keeps every replica's pipeline whole on one site, so with it alone no replica is split across sites"),
+    : ": rank order 'tp-cp-ep-pp-dp' keeps every replica's pipeline whole on one site, so with it alone no replica with pp > 1, ep 1 and cp 1 is split across sites"),
 };
 
 /** Each single value that, added to the restricted list, lets a plan fit; else the default space if that does. */

@@ -4,7 +4,7 @@
  * the tests is test/fixtures/torchtitan-keys.txt). Pure.
  */
 import type { PlanLayout } from '../model/placement';
-import { MASTER_WEIGHT_BYTES, gathersParamsInFp8 } from '../model/memory';
+import { MASTER_WEIGHT_BYTES, gathersParamsInFp8, optimizerStateBytesPerParam } from '../model/memory';
 import { TORCHTITAN } from '../model/framework-capabilities';
 import type { Scenario } from '../model/scenario';
 import type { Fp8Recipe } from '../model/scenario-schema';
@@ -43,7 +43,7 @@ export function exportTorchtitan(scenario: Scenario, layout: PlanLayout): Framew
   if (fp8 && fp8Keys.length > 0) sections.push([fp8.converter, fp8Keys]);
 
   if (training.optimizerMomentsDtype === 'bf16' && plan.zero >= 1) {
-    messages.push({ severity: 'warning', message: "torchtitan keeps AdamW's moments in the parameters' dtype (float32 under FSDP2's mixed precision): the scenario's bf16 moments (training.optimizerMomentsDtype) cannot be expressed, and its optimizer state takes 12 bytes per parameter where the plan's memory counts 8" });
+    messages.push({ severity: 'warning', message: `torchtitan keeps AdamW's moments in the parameters' dtype (float32 under FSDP2's mixed precision): the scenario's bf16 moments (training.optimizerMomentsDtype) cannot be expressed, and its optimizer state takes 12 bytes per parameter where the plan's memory counts ${optimizerStateBytesPerParam(scenario, plan.zero)}` });
   }
   if (training.masterWeights !== 'fp32' && plan.zero >= 1) {
     messages.push({ severity: 'warning', message: `training.masterWeights ${training.masterWeights} cannot be expressed: torchtitan's FSDP2 keeps the sharded parameters themselves in float32, so its optimizer state takes ${4 - MASTER_WEIGHT_BYTES[training.masterWeights]} bytes per parameter more than the plan's memory counts` });

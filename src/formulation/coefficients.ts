@@ -145,10 +145,15 @@ export function configPlan(config: ParallelConfig, dp: number): PlanSpec {
  * host, pp to a replica. A replica split between two sites takes its stages from both, so the
  * GPUs one site has beyond its whole replicas can carry stages of a replica that ends on another
  * site: 6 + 2 GPUs hold two replicas of 4 stages of one GPU, whole replicas alone one. Which
- * split layouts actually carry them is the placement's question (docs/formulation.md §1).
+ * split layouts actually carry them is the placement's question (docs/formulation.md §1): the
+ * count is an upper bound (a replica splits once, between two linked sites).
  */
 export const maxReplicas = (scenario: Scenario, config: ParallelConfig): number =>
   Math.floor(scenario.sites.reduce((stages, site) => stages + Math.floor(site.gpus / (config.tp * config.cp)), 0) / config.pp);
+
+/** Most replicas the sites hold whole, each on one site: {@link maxReplicas} without split replicas. */
+export const wholeReplicas = (scenario: Scenario, config: ParallelConfig): number =>
+  scenario.sites.reduce((replicas, site) => replicas + Math.floor(site.gpus / (config.tp * config.cp * config.pp)), 0);
 
 /** The dp-independent constants of one layout under one configuration (all of LayoutCoefficients but the fitting microbatch counts). */
 type LayoutShape = Omit<LayoutCoefficients, 'fittingMicrobatches'>;

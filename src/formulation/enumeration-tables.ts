@@ -139,10 +139,10 @@ export class EnumerationTables {
   }
 
   /** {@link dataParallelDegrees}, shared (do not modify). */
-  dataParallelDegrees(totalMicrobatches: number, maxReplicas: number): readonly number[] {
-    const key = `${totalMicrobatches}/${maxReplicas}`;
+  dataParallelDegrees(totalMicrobatches: number, maxReplicas: number, wholeReplicas: number): readonly number[] {
+    const key = `${totalMicrobatches}/${maxReplicas}/${wholeReplicas}`;
     let found = this.degreeLists.get(key);
-    if (!found) { found = dataParallelDegrees(totalMicrobatches, maxReplicas); this.degreeLists.set(key, found); }
+    if (!found) { found = dataParallelDegrees(totalMicrobatches, maxReplicas, wholeReplicas); this.degreeLists.set(key, found); }
     return found;
   }
 

@@ -238,12 +238,14 @@ export function divisors(n: number): number[] {
 }
 
 /**
- * Data-parallel degrees searched for a configuration: divisors of the microbatch total M that
- * fit the GPUs, plus the largest replica count that fits (uneven microbatch shares make it valid).
+ * Data-parallel degrees searched for a configuration: divisors of the microbatch total M up to
+ * the most replicas the sites' stages hold, plus that count and the most whole replicas the sites
+ * hold (uneven microbatch shares make both valid; the second is what a space without split
+ * replicas, or a placement that cannot split, reaches).
  */
-export function dataParallelDegrees(totalMicrobatches: number, maxReplicas: number): number[] {
+export function dataParallelDegrees(totalMicrobatches: number, maxReplicas: number, wholeReplicas = maxReplicas): number[] {
   const degrees = new Set(divisors(totalMicrobatches).filter((d) => d <= maxReplicas));
-  if (maxReplicas >= 1 && maxReplicas <= totalMicrobatches) degrees.add(maxReplicas);
+  for (const largest of [maxReplicas, wholeReplicas]) if (largest >= 1 && largest <= totalMicrobatches) degrees.add(largest);
   return [...degrees].sort((a, b) => a - b);
 }
 

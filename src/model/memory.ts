@@ -165,7 +165,7 @@ export interface StageMemoryBasis {
   /** ZeRO-2 and 3: bytes of the largest tensor group reduced at once (one layer's, or the embedding/output matrix's, fp32 gradient), held unsharded until its reduce-scatter; 0 below ZeRO-2. */
   /** Bytes per parameter of the gradient buffer (training.gradientDtype). */
   readonly gradientBytesPerParam: number;
-  /** Bytes per parameter of the optimizer state: the fp32 master weight and Adam's two moments (training.optimizerMomentsDtype). */
+  /** Bytes per parameter of the optimizer state: the master weight (training.masterWeights) and Adam's two moments (training.optimizerMomentsDtype). */
   readonly optimizerStateBytesPerParam: number;
   readonly unshardedGradientBytes: number;
   /** NCCL communicators the stage's GPUs use ({@link ncclCommunicators}). */
@@ -209,7 +209,7 @@ export const optimizerStateBytesPerParam = (scenario: Scenario, zero: PlanSpec['
 /**
  * HBM bytes the Adam step moves per parameter a GPU owns: it reads and writes the optimizer
  * state (the master weight, `m` and `v`: 24, or 16 with bf16 moments, less by twice the master
- * bytes training.masterWeights saves), reads the gradient
+ * bytes training.masterWeights saves, which then also reads the bf16 weight, 2), reads the gradient
  * and writes the bf16 weight (2), and the gradient buffer is zeroed for the next iteration: 34
  * with fp32 main gradients and moments, 30 with a bf16 gradient buffer (training.gradientDtype),
  * 8 less with bf16 moments. Weights kept in fp8 (training.fp8ParamGather) write 1 byte instead of
@@ -217,7 +217,10 @@ export const optimizerStateBytesPerParam = (scenario: Scenario, zero: PlanSpec['
  * the iteration on the three calibration rows that set the flag).
  */
 export const optimizerBytesPerParam = (scenario: Scenario, zero: PlanSpec['zero']): number =>
-  2 * optimizerStateBytesPerParam(scenario, zero) + BF16_BYTES + 2 * gradientBytesPerParam(scenario);
+  2 * optimizerStateBytesPerParam(scenario, zero) + BF16_BYTES + (readsBf16Weight(scenario, zero) ? BF16_BYTES : 0) + 2 * gradientBytesPerParam(scenario);
+
+/** Whether the Adam step reads the bf16 weight: without a full fp32 master it holds the weight's value (its high bits with remainders, all of it with none). */
+const readsBf16Weight = (scenario: Scenario, zero: PlanSpec['zero']): boolean => zero >= 1 && scenario.training.masterWeights !== 'fp32';
 
 export function stageMemoryBasis(scenario: Scenario, plan: MemoryBasisPlan, stage: StageLayout): StageMemoryBasis {
   const { model, training } = scenario;

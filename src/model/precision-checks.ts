@@ -1,5 +1,5 @@
 /**
- * Checks of training.precision, training.fp8Recipe and training.fp8ParamGather against the sites' GPUs: fp8 needs fp8
+ * Checks of training.precision, training.fp8Recipe and training.fp8ParamGather (with training.masterWeights) against the sites' GPUs: fp8 needs fp8
  * tensor cores (at most twice the bf16 rate), the mxfp8 recipe GPUs that apply MX block scales.
  */
 import type { InputIssue } from './validation-error';
@@ -12,6 +12,11 @@ export function checkPrecision(spec: ScenarioSpec, sites: readonly Site[], issue
     if (recipe !== undefined) issues.push({ path: 'training.fp8Recipe', message: `${recipe} applies to precision fp8 only (training.precision is ${spec.training.precision})` });
     if (spec.training.fp8ParamGather === true) issues.push({ path: 'training.fp8ParamGather', message: `applies to precision fp8 only (training.precision is ${spec.training.precision})` });
     return;
+  }
+  // With fp8 parameter gather the linear weights have no bf16 copy: the master copy is their only
+  // high-precision value, so it cannot be left out or kept as remainders of a bf16 weight.
+  if (spec.training.fp8ParamGather === true && spec.training.masterWeights !== 'fp32') {
+    issues.push({ path: 'training.masterWeights', message: `${spec.training.masterWeights} needs the bf16 weights that training.fp8ParamGather drops (the fp32 master copy is then the weights' only high-precision value); use fp32 or turn fp8ParamGather off` });
   }
   for (const site of sites) {
     if (recipe === 'mxfp8' && site.gpu.peakFp8Tflops !== undefined && !site.gpu.mxfp8) {

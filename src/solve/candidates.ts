@@ -3,7 +3,7 @@
  * cheap lower bound, so the planner can visit them best-first and prune the rest
  * (docs/formulation.md §4).
  */
-import { computeCoefficients, maxReplicas, type ConfigCoefficients } from '../formulation/coefficients';
+import { computeCoefficients, maxReplicas, wholeReplicas, type ConfigCoefficients } from '../formulation/coefficients';
 import { busiestReplicaMicrobatches, fewestMicrobatches } from '../formulation/microbatch-counts';
 import { dataParallelInSpace, enumerateConfigs, equalMicrobatchesOnly, replicaLayouts, type ParallelConfig, type ReplicaLayout, type SpaceRestriction } from '../formulation/search-space';
 import { EnumerationTables, type ConfigStageTables, type SiteStageTimes } from '../formulation/enumeration-tables';
@@ -93,7 +93,7 @@ export function enumerateCandidates(scenario: Scenario, restriction: SpaceRestri
     // Memory need is non-increasing in dp (only ZeRO shards depend on it, and dp ascends): once
     // one dp fits the largest GPU, every larger one does.
     let fitsFromHere = false;
-    for (const dp of degreesInSpace(scenario, config, tables.dataParallelDegrees(totalMicrobatches, replicas), totalMicrobatches)) {
+    for (const dp of degreesInSpace(scenario, config, tables.dataParallelDegrees(totalMicrobatches, replicas, wholeReplicas(scenario, config)), totalMicrobatches)) {
       if ((config.tp * dp * config.cp) % (config.ep * config.expertTp) !== 0) continue; // experts are sharded over tp x cp x dp ranks (MoE Parallel Folding)
       if (restriction.framework !== undefined && !dataParallelInSpace(restriction, config, totalMicrobatches, dp, fewestMicrobatches(config))) continue;
       const k = busiestReplicaMicrobatches(totalMicrobatches, dp, fewestMicrobatches(config), divisorsOfTotal);
