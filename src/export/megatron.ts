@@ -5,7 +5,7 @@
 import { evaluateLayout } from '../model/evaluate';
 import { interleavedGroupSize } from '../model/pipeline-schedule-rules';
 import type { PlanLayout } from '../model/placement';
-import { MASTER_WEIGHT_BYTES, gathersParamsInFp8 } from '../model/memory';
+import { FP32_MASTER_BYTES, gathersParamsInFp8, masterWeightBytesPerParam } from '../model/memory';
 import { megatronLayerSplit } from '../model/framework-issues';
 import { expertTpOf, rankOrderOf } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
@@ -104,8 +104,9 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
     else messages.push({ severity: 'note', message: "training.optimizerMomentsDtype bf16 is not exported: with ZeRO 0 Megatron-LM has no distributed optimizer, which its precision-aware optimizer needs, and the plan was costed with fp32 moments" });
   }
   // The master weight as remainders or none at all is Apex's DistributedFusedAdam (NeMo 1.x), which Megatron-LM does not run.
-  if (training.masterWeights !== 'fp32' && plan.zero >= 1) {
-    messages.push({ severity: 'warning', message: `training.masterWeights ${training.masterWeights} cannot be expressed: Megatron-LM's distributed optimizer keeps an fp32 master copy of every weight, so its optimizer state takes ${4 - MASTER_WEIGHT_BYTES[training.masterWeights]} bytes per parameter more (sharded over data parallelism) than the plan's memory counts` });
+  const masterBytes = masterWeightBytesPerParam(scenario, plan.zero);
+  if (masterBytes < FP32_MASTER_BYTES) {
+    messages.push({ severity: 'warning', message: `training.masterWeights ${training.masterWeights} cannot be expressed: Megatron-LM's distributed optimizer keeps an fp32 master copy of every weight, so its optimizer state takes ${FP32_MASTER_BYTES - masterBytes} bytes per parameter more (sharded over data parallelism) than the plan's memory counts` });
   }
   if (training.precision === 'fp8') args.push(...megatronFp8Args(training.fp8Recipe, messages));
   // The linear layers' weights kept in fp8 alone and gathered in fp8 (needs the distributed optimizer or FSDP: ZeRO >= 1).

@@ -4,7 +4,7 @@
  * the tests is test/fixtures/torchtitan-keys.txt). Pure.
  */
 import type { PlanLayout } from '../model/placement';
-import { MASTER_WEIGHT_BYTES, gathersParamsInFp8, optimizerStateBytesPerParam } from '../model/memory';
+import { FP32_MASTER_BYTES, gathersParamsInFp8, masterWeightBytesPerParam, optimizerStateBytesPerParam } from '../model/memory';
 import { TORCHTITAN } from '../model/framework-capabilities';
 import type { Scenario } from '../model/scenario';
 import type { Fp8Recipe } from '../model/scenario-schema';
@@ -45,8 +45,9 @@ export function exportTorchtitan(scenario: Scenario, layout: PlanLayout): Framew
   if (training.optimizerMomentsDtype === 'bf16' && plan.zero >= 1) {
     messages.push({ severity: 'warning', message: `torchtitan keeps AdamW's moments in the parameters' dtype (float32 under FSDP2's mixed precision): the scenario's bf16 moments (training.optimizerMomentsDtype) cannot be expressed, and its optimizer state takes 12 bytes per parameter where the plan's memory counts ${optimizerStateBytesPerParam(scenario, plan.zero)}` });
   }
-  if (training.masterWeights !== 'fp32' && plan.zero >= 1) {
-    messages.push({ severity: 'warning', message: `training.masterWeights ${training.masterWeights} cannot be expressed: torchtitan's FSDP2 keeps the sharded parameters themselves in float32, so its optimizer state takes ${4 - MASTER_WEIGHT_BYTES[training.masterWeights]} bytes per parameter more than the plan's memory counts` });
+  const masterBytes = masterWeightBytesPerParam(scenario, plan.zero);
+  if (masterBytes < FP32_MASTER_BYTES) {
+    messages.push({ severity: 'warning', message: `training.masterWeights ${training.masterWeights} cannot be expressed: torchtitan's FSDP2 keeps the sharded parameters themselves in float32, so its optimizer state takes ${FP32_MASTER_BYTES - masterBytes} bytes per parameter more than the plan's memory counts` });
   }
   if (training.gradientDtype === 'bf16') {
     messages.push({ severity: 'warning', message: "torchtitan reduces gradients in float32 only ([training] mixed_precision_reduce accepts \"float32\"): the scenario's bf16 gradient buffer (training.gradientDtype) cannot be expressed, and its gradients take twice the bytes the plan's memory counts" });

@@ -191,8 +191,13 @@ export interface StageMemoryBasis {
 /** Bytes per parameter of the gradient buffer: fp32 main gradients (4) or bf16 (2), training.gradientDtype. */
 export const gradientBytesPerParam = (scenario: Scenario): number => (scenario.training.gradientDtype === 'bf16' ? BF16_BYTES : 4);
 
+const MASTER_WEIGHT_BYTES: Readonly<Record<Scenario['training']['masterWeights'], number>> = { fp32: 4, remainders: 2, none: 0 };
+/** An fp32 master copy: what Megatron-LM and torchtitan keep of every weight, and every optimizer at ZeRO 0. */
+export const FP32_MASTER_BYTES = MASTER_WEIGHT_BYTES.fp32;
+
 /** Bytes per parameter the optimizer keeps of the master weight (training.masterWeights), from ZeRO 1: fp32 4, remainders 2, none 0; fp32 at ZeRO 0. */
-export const MASTER_WEIGHT_BYTES: Readonly<Record<Scenario['training']['masterWeights'], number>> = { fp32: 4, remainders: 2, none: 0 };
+export const masterWeightBytesPerParam = (scenario: Scenario, zero: PlanSpec['zero']): number =>
+  (zero >= 1 ? MASTER_WEIGHT_BYTES[scenario.training.masterWeights] : FP32_MASTER_BYTES);
 
 /**
  * Bytes per parameter of the optimizer state: the master weight (4 in fp32, 2 as remainders
@@ -203,7 +208,7 @@ export const MASTER_WEIGHT_BYTES: Readonly<Record<Scenario['training']['masterWe
  * ZeRO 0 the state stays fp32, as fp8 parameter gather changes nothing there.
  */
 export const optimizerStateBytesPerParam = (scenario: Scenario, zero: PlanSpec['zero']): number =>
-  (zero >= 1 ? MASTER_WEIGHT_BYTES[scenario.training.masterWeights] : 4)
+  masterWeightBytesPerParam(scenario, zero)
   + 2 * (scenario.training.optimizerMomentsDtype === 'bf16' && zero >= 1 ? BF16_BYTES : 4);
 
 /**
@@ -217,10 +222,9 @@ export const optimizerStateBytesPerParam = (scenario: Scenario, zero: PlanSpec['
  * the iteration on the three calibration rows that set the flag).
  */
 export const optimizerBytesPerParam = (scenario: Scenario, zero: PlanSpec['zero']): number =>
-  2 * optimizerStateBytesPerParam(scenario, zero) + BF16_BYTES + (readsBf16Weight(scenario, zero) ? BF16_BYTES : 0) + 2 * gradientBytesPerParam(scenario);
-
-/** Whether the Adam step reads the bf16 weight: without a full fp32 master it holds the weight's value (its high bits with remainders, all of it with none). */
-const readsBf16Weight = (scenario: Scenario, zero: PlanSpec['zero']): boolean => zero >= 1 && scenario.training.masterWeights !== 'fp32';
+  2 * optimizerStateBytesPerParam(scenario, zero) + BF16_BYTES
+  // Without a full fp32 master the bf16 weight holds the weight's value (its high bits with remainders, all of it with none): read too.
+  + (masterWeightBytesPerParam(scenario, zero) < FP32_MASTER_BYTES ? BF16_BYTES : 0) + 2 * gradientBytesPerParam(scenario);
 
 export function stageMemoryBasis(scenario: Scenario, plan: MemoryBasisPlan, stage: StageLayout): StageMemoryBasis {
   const { model, training } = scenario;
