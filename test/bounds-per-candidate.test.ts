@@ -98,11 +98,21 @@ describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\
     let ringPatternExact = 0;
     let layoutCapacityBinds = 0;
     let splitRoundTripBinds = 0;
+    let wholeReplicaBinds = 0;
     for (const { candidate, leastS } of visited) {
       if (!Number.isFinite(leastS)) continue;
       const bounds = closedFormBounds(candidate, scenario);
-      const withoutRoundTrips = ringPatternSearch(scenario, candidate.coefficients(), scenario.sites.map((s) => s.gpus), candidate.quickBoundS, undefined, false).boundS;
+      const siteGpus = scenario.sites.map((s) => s.gpus);
+      const withoutRoundTrips = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, false).boundS;
       if (bounds.ringPattern > withoutRoundTrips * (1 + 1e-9)) splitRoundTripBinds++;
+      const fractional = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, false).boundS;
+      if (bounds.ringPattern > fractional * (1 + 1e-9)) wholeReplicaBinds++;
+      // Three equal sites of 4 GPUs, dp 3 x pp 4: fractional replicas admit a hosting that costs
+      // 0.0328 s; whole replicas lift the bound to 0.0519 s against an optimum of 0.0531 s.
+      if (name === FULL_SITES && candidate.dp === 3) {
+        expect(fractional).toBeLessThan(0.7 * leastS);
+        expect(bounds.ringPattern).toBeGreaterThan(0.95 * leastS);
+      }
       assertAtMostLeastTime({ ...bounds }, leastS, candidate);
       if (bounds.forcedSpanning > bounds.quick) spanningBinds++;
       if (bounds.ringPattern > Math.max(bounds.quick, bounds.forcedSpanning)) ringPatternBinds++;
@@ -135,7 +145,9 @@ describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\
     // candidates (tp 2, pp 2, dp 4, 1F1B) from 0.0190 and 0.0222 s to their optima, 0.0227 and
     // 0.0276 s: a wrong floor there would show above.
     if (name === 'two-sites') expect(splitRoundTripBinds).toBeGreaterThan(0);
-    if (process.env['BOUND_VERBOSE']) console.log(`${name}: ${checked} candidates, ring pattern above quick and forced spanning on ${ringPatternBinds}, equal to the optimum on ${ringPatternExact}, lifted by split round trips on ${splitRoundTripBinds}; layout capacity above capacity on ${layoutCapacityBinds}`);
+    // Whole replicas (hosting-integrality.ts) lift the all-GPUs candidate: a wrong test would show above.
+    if (name === FULL_SITES) expect(wholeReplicaBinds).toBeGreaterThan(0);
+    if (process.env['BOUND_VERBOSE']) console.log(`${name}: ${checked} candidates, ring pattern above quick and forced spanning on ${ringPatternBinds}, equal to the optimum on ${ringPatternExact}, lifted by split round trips on ${splitRoundTripBinds}, by whole replicas on ${wholeReplicaBinds}; layout capacity above capacity on ${layoutCapacityBinds}`);
   });
 
   it('the placement MIP solved to optimality never exceeds the least time', async () => {

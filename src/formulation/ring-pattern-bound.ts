@@ -18,9 +18,13 @@
  *   subsets, fractional replicas allowed);
  * - changes of site: a replica changes site at most once, so over disjoint runs of class
  *   boundaries the replicas that must change (all but those that can keep the run's classes on
- *   one site hosting all of them) add up to at most dp.
- * Placements and layouts beyond these (which site pairs a replica joins, integral replicas,
- * microbatches) are relaxed, so the result is a lower bound, not the exact optimum.
+ *   one site hosting all of them) add up to at most dp;
+ * - whole replicas, asked of a complete hosting that would be the least so far: dp whole
+ *   replicas on layouts that keep every stage on a site hosting its class fit the sites' GPUs,
+ *   carry the batch and put a replica of each class on each site hosting it
+ *   (hosting-integrality.ts, an integer program).
+ * Placements and layouts beyond these (which site pairs a replica joins, microbatch counts
+ * beyond the batch's sum) are relaxed, so the result is a lower bound, not the exact optimum.
  *
  * A hosting whose classes make n replicas change site also makes them cross links every
  * microbatch (F5, F6's link rows): {@link crossingFloorOf} lifts such a hosting's pipeline term to
@@ -34,6 +38,7 @@ import { exposedSyncS } from '../model/pipeline';
 import type { Scenario } from '../model/scenario';
 import type { ConfigCoefficients } from './coefficients';
 import { crossingFloorOf, splitRoundTripFloors, type SplitLayoutFloor } from './crossing-floor';
+import { integralHostingCheck } from './hosting-integrality';
 import { busiestSiteReplicas, popcount, ringLoadTable } from './ring-pattern-tables';
 import { largestWindowsS, stageClasses, undominatedStages } from './stage-classes';
 
@@ -71,10 +76,13 @@ export interface RingPattern {
 /**
  * The ring-pattern bound, with where a least hosting puts the pipeline's first and last classes.
  * `splitRoundTrips` false leaves out the split replicas' round trips (eq. 5.8) and keeps the
- * crossing floor alone, to show what they add (test/bounds-per-candidate.test.ts).
+ * crossing floor alone, to show what they add (test/bounds-per-candidate.test.ts);
+ * `integralReplicas` false keeps fractional replicas (Gale's condition alone), to show what the
+ * whole-replica test adds (hosting-integrality.ts).
  */
 export function ringPatternSearch(
   scenario: Scenario, c: ConfigCoefficients, siteGpus: readonly number[], pipelineBoundS: number, nodeBudget = nodeBudgetFor(siteGpus.length), splitRoundTrips = true,
+  integralReplicas = true,
 ): RingPattern {
   const siteCount = siteGpus.length;
   if (siteCount < 2 || siteCount > MAX_SITES || scenario.links.length === 0 || c.layouts.length === 0) return { boundS: -Infinity };
@@ -274,6 +282,7 @@ export function ringPatternSearch(
     }
     return Number.isFinite(least) ? Math.max(0, least - pipelineBoundS) : 0;
   };
+  const wholeReplicasFit = integralReplicas ? integralHostingCheck(c, siteGpus, classOfStage, classCount) : () => true;
   const search = (i: number, code: number, mostSites: number, hopLatencyS: number): boolean => {
     if (++nodes > nodeBudget) return false;
     const here = i * siteCount;
@@ -289,7 +298,8 @@ export function ringPatternSearch(
       let exposedS = syncS + Math.max(crossingS, splitExcessS(changing, false));
       // The queued floors only raise it further: only where it would otherwise be the least.
       if (exposedS < best) exposedS = syncS + Math.max(crossingS, splitExcessS(changing, true));
-      if (exposedS < best) { best = exposedS; leastHosting = { firstClassSites: hosting[0]!, lastClassSites: hosting[classCount - 1]! }; }
+      // Whole replicas last: an integer program, asked only of a hosting that would be the least.
+      if (exposedS < best && wholeReplicasFit(hosting)) { best = exposedS; leastHosting = { firstClassSites: hosting[0]!, lastClassSites: hosting[classCount - 1]! }; }
       return true;
     }
     const pairs = transitions(i, code);
