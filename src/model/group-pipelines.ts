@@ -9,7 +9,7 @@ import { addRouteLoad, emptyLoads, linkBusyS, linkSettings, routeLatencyS } from
 import { chainCrossings, forwardPartS, pipelineWithHopsS } from './pipeline';
 import { roundTripFloorS, roundTripProfile } from './pipeline-round-trip';
 import { hasStageFloor, stageFloorS } from './pipeline-stage-floor';
-import { interleavedGroupSize, scheduleMicrobatchProblem } from './pipeline-schedule-rules';
+import { scheduleMicrobatchProblem } from './pipeline-schedule-rules';
 import { pipelineSpanS } from './pipeline-span';
 import type { PlanLayout } from './placement';
 import type { PlanSpec } from './plan-schema';
@@ -122,15 +122,14 @@ export function modelGroupPipelines(
 
 /**
  * How far the op-by-op span of one replica's schedule exceeds `closedFormS` (0 when it does not,
- * or when the schedule cannot run: a non-whole microbatch count or too few microbatches for the
- * interleaved schedule, which `evaluate` reports as violations).
+ * or when the schedule cannot run: a non-whole microbatch count or one its rules refuse,
+ * scheduleMicrobatchProblem, which `evaluate` reports as violations).
  */
 function timelineExcessOverS(
   plan: PlanSpec, stepS: readonly number[], forwardS: readonly number[], microbatches: number, hops: readonly ChainHop[], closedFormS: number,
 ): number {
   if (!Number.isInteger(microbatches) || microbatches < 1) return 0;
-  if (plan.schedule === 'interleaved' && interleavedGroupSize(microbatches, stepS.length) === undefined) return 0;
-  if (plan.schedule === 'dualpipe' && scheduleMicrobatchProblem(plan.schedule, microbatches, stepS.length) !== undefined) return 0;
+  if (scheduleMicrobatchProblem(plan.schedule, microbatches, stepS.length) !== undefined) return 0;
   const spanS = pipelineSpanS({
     schedule: plan.schedule, virtualStages: plan.virtualStages, microbatches, forwardS,
     backwardS: stepS.map((step, j) => step - forwardS[j]!), hops,

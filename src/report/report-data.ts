@@ -2,6 +2,7 @@
 import { evaluateLayout, type Evaluation } from '../model/evaluate';
 import type { Framework } from '../model/framework-capabilities';
 import { frameworkFit } from '../model/framework-issues';
+import { scheduleMicrobatchProblem } from '../model/pipeline-schedule-rules';
 import { groupTimeline, type GroupTimeline } from '../model/pipeline-timeline';
 import { layOutPlan, type PlanLayout } from '../model/placement';
 import type { PlanSpec } from '../model/plan-schema';
@@ -61,10 +62,13 @@ function withPlan(scenario: Scenario, origin: ReportOrigin, plan: unknown, basel
   }
   let timeline: GroupTimeline | undefined;
   let timelineNote: string | undefined;
-  if (layout.groups.every((g) => Number.isInteger(g.microbatches))) {
-    timeline = groupTimeline(scenario, layout);
-  } else {
+  const scheduleProblem = layout.groups.map((g) => scheduleMicrobatchProblem(layout.plan.schedule, g.microbatches, layout.plan.pp)).find((problem) => problem !== undefined);
+  if (!layout.groups.every((g) => Number.isInteger(g.microbatches))) {
     timelineNote = 'no timeline: the global batch does not split into whole microbatches per replica';
+  } else if (scheduleProblem !== undefined) {
+    timelineNote = `no timeline: ${scheduleProblem}`;
+  } else {
+    timeline = groupTimeline(scenario, layout);
   }
   return { scenario, origin, plan: layout.plan, layout, evaluation, bars, baselines, timeline, timelineNote, diagnosis: [], frameworks: frameworkFit(scenario, layout) };
 }
