@@ -1,4 +1,5 @@
 /** Checks shared by the framework exports. */
+import { evaluateLayout } from '../model/evaluate';
 import { frameworkIssues } from '../model/framework-issues';
 import type { Framework } from '../model/framework-capabilities';
 import type { PlanLayout } from '../model/placement';
@@ -12,6 +13,26 @@ import type { ExportMessage } from './export-types';
  */
 export function capabilityMessages(framework: Framework, scenario: Scenario, layout: PlanLayout, messages: ExportMessage[]): void {
   for (const issue of frameworkIssues(framework, scenario, layout)) messages.push({ severity: issue.severity, message: issue.message });
+}
+
+/**
+ * The plan's own fit, as `evaluate` judges it: a plan that uses more GPUs than a site has, does
+ * not fit GPU memory, does not split the batch or runs a microbatch count its schedule refuses
+ * cannot be launched as planned, so each violation is an error line (the export exits 4); a
+ * missed training.maxIterationTimeS, and peak memory within the memory interval of a GPU's
+ * capacity, are warnings (the plan runs).
+ */
+export function fitMessages(scenario: Scenario, layout: PlanLayout, messages: ExportMessage[]): void {
+  const evaluation = evaluateLayout(scenario, layout);
+  const deadlineS = scenario.training.maxIterationTimeS;
+  const missesDeadline = deadlineS !== undefined && evaluation.predicted.iterationTimeS > deadlineS;
+  // evaluate lists the deadline last, after every resource violation.
+  const resources = missesDeadline ? evaluation.violations.slice(0, -1) : evaluation.violations;
+  for (const violation of resources) messages.push({ severity: 'error', message: `the plan does not fit the scenario: ${violation}` });
+  if (missesDeadline) messages.push({ severity: 'warning', message: evaluation.violations[evaluation.violations.length - 1]! });
+  if (evaluation.fitsResources && evaluation.mayNotFit) {
+    messages.push({ severity: 'warning', message: `peak memory ${evaluation.predicted.memoryGiBPerGpu.toFixed(1)} GiB per GPU is within the memory interval of a GPU's capacity: the plan may not fit` });
+  }
 }
 
 /** Microbatches each data-parallel replica runs (both frameworks run the same whole number on every one; capabilityMessages reports when the plan's differ). */

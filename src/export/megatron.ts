@@ -10,7 +10,7 @@ import { megatronLayerSplit } from '../model/framework-issues';
 import { expertTpOf, rankOrderOf } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
 import type { Fp8Recipe } from '../model/scenario-schema';
-import { capabilityMessages, microbatchesPerReplica, networkNote } from './common';
+import { capabilityMessages, fitMessages, microbatchesPerReplica, networkNote } from './common';
 import { criticalReplicas } from './critical-replicas';
 import type { ExportMessage, FrameworkExport } from './export-types';
 import { rankToSiteMap } from './rank-map';
@@ -24,6 +24,7 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
   const messages: ExportMessage[] = [];
   const args: Arg[] = [];
   // Everything Megatron-LM cannot run as planned, from its capability table (src/model/framework-capabilities.ts).
+  fitMessages(scenario, layout, messages);
   capabilityMessages('megatron', scenario, layout, messages);
   const m = microbatchesPerReplica(layout);
 

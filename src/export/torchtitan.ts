@@ -9,7 +9,7 @@ import { TORCHTITAN } from '../model/framework-capabilities';
 import type { Scenario } from '../model/scenario';
 import type { Fp8Recipe } from '../model/scenario-schema';
 import { isBidirectional, layerBlocks, stageOfVirtualStage } from '../model/schedule-chain';
-import { capabilityMessages, microbatchesPerReplica, networkNote } from './common';
+import { capabilityMessages, fitMessages, microbatchesPerReplica, networkNote } from './common';
 import { criticalReplicas } from './critical-replicas';
 import type { ExportMessage, FrameworkExport } from './export-types';
 import { rankToSiteMap } from './rank-map';
@@ -21,6 +21,7 @@ export function exportTorchtitan(scenario: Scenario, layout: PlanLayout): Framew
   const { training } = scenario;
   const messages: ExportMessage[] = [];
   // Everything torchtitan cannot run as planned, from its capability table (src/model/framework-capabilities.ts).
+  fitMessages(scenario, layout, messages);
   capabilityMessages('torchtitan', scenario, layout, messages);
   const m = microbatchesPerReplica(layout);
   const sections: [string, [string, TomlValue][]][] = [];
