@@ -229,6 +229,20 @@ describe('import-model: configs it cannot map', () => {
     expect(issuesOf(noLayers)).toEqual(["num_hidden_layers: is required for model_type 'qwen3'"]);
     expect(issuesOf([1, 2])).toEqual([': must be a JSON object (a Hugging Face config.json)']);
   });
+
+  it('names the config.json key of a value the model spec refuses, with the model field beside it', () => {
+    expect(issuesOf({ ...readConfig('Meta-Llama-3-8B'), num_attention_heads: 0 })).toEqual(['num_attention_heads: must be a positive integer (model.heads of the imported model)']);
+    expect(issuesOf({ ...readConfig('Meta-Llama-3-8B'), num_key_value_heads: 5 })[0]).toMatch(/^num_key_value_heads: 32 heads are not divisible by 5 kv heads \(model\.kvHeads/);
+    expect(issuesOf({ ...readConfig('Qwen3-30B-A3B'), num_experts_per_tok: 200 })[0]).toMatch(/^num_experts_per_tok: .*\(model\.moe\.topK/);
+  });
+
+  it('tie_word_embeddings: false when absent (every family\'s transformers default), true or false only', () => {
+    const absent = readConfig('Meta-Llama-3-8B');
+    delete absent['tie_word_embeddings'];
+    expect(modelFromHfConfig(absent).tiedEmbeddings).toBe(false);
+    expect(modelFromHfConfig({ ...readConfig('Meta-Llama-3-8B'), tie_word_embeddings: true }).tiedEmbeddings).toBe(true);
+    expect(issuesOf({ ...readConfig('Meta-Llama-3-8B'), tie_word_embeddings: 'false' })).toEqual(['tie_word_embeddings: must be true or false, got "false"']);
+  });
 });
 
 describe('scaleacross import-model', () => {

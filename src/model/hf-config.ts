@@ -77,6 +77,17 @@ class Reader {
     return value;
   }
 
+  /** A boolean key; `fallback` when absent or null, an issue when it is anything else. */
+  bool(key: string, fallback: boolean): boolean {
+    const value = this.config[key];
+    if (value === undefined || value === null) return fallback;
+    if (typeof value !== 'boolean') {
+      this.issues.push({ path: key, message: `must be true or false, got ${JSON.stringify(value)}` });
+      return fallback;
+    }
+    return value;
+  }
+
   fail(key: string, message: string): void {
     this.issues.push({ path: key, message });
   }
@@ -108,8 +119,32 @@ export function modelFromHfConfig(config: unknown, name?: string, source?: strin
   const parsed = modelSchema.safeParse(model);
   const issues = parsed.success ? [] : issuesFromZod(parsed.error, 'model');
   if (parsed.success) checkModelSpec(parsed.data, issues);
-  if (issues.length > 0) throw new ScenarioValidationError(issues, source);
+  if (issues.length > 0) throw new ScenarioValidationError(issues.map((issue) => inConfigTerms(issue, modelType)), source);
   return model;
+}
+
+/** The config.json key each field of the imported model is read from, by model_type (where it differs between families). */
+function configKeyOf(field: string, modelType: string): string | undefined {
+  const deepSeek = modelType === 'deepseek_v3' || modelType === 'kimi_k2';
+  const common: Readonly<Record<string, string>> = {
+    layers: 'num_hidden_layers', hidden: 'hidden_size', heads: 'num_attention_heads', kvHeads: 'num_key_value_heads',
+    ffnHidden: 'intermediate_size', vocab: 'vocab_size', headDim: 'head_dim', mtpLayers: 'num_nextn_predict_layers',
+    'slidingWindow.tokens': 'sliding_window', 'moe.topK': 'num_experts_per_tok',
+    'attention.qLoraRank': 'q_lora_rank', 'attention.kvLoraRank': 'kv_lora_rank', 'attention.qkNopeHeadDim': 'qk_nope_head_dim',
+    'attention.qkRopeHeadDim': 'qk_rope_head_dim', 'attention.vHeadDim': 'v_head_dim',
+  };
+  if (field === 'moe.experts') return deepSeek ? 'n_routed_experts' : modelType.startsWith('qwen') ? 'num_experts' : 'num_local_experts';
+  if (field === 'moe.expertFfnHidden') return deepSeek || modelType.startsWith('qwen') ? 'moe_intermediate_size' : 'intermediate_size';
+  if (field === 'moe.sharedExperts' && deepSeek) return 'n_shared_experts';
+  if (field === 'moe.denseLayers' && deepSeek) return 'first_k_dense_replace';
+  return common[field];
+}
+
+/** An issue of the imported model named by the config.json key it came from (the model field beside it), where one key gives the field. */
+function inConfigTerms(issue: InputIssue, modelType: string): InputIssue {
+  const field = issue.path.startsWith('model.') ? issue.path.slice('model.'.length) : undefined;
+  const key = field === undefined ? undefined : configKeyOf(field, modelType);
+  return key === undefined ? issue : { path: key, message: `${issue.message} (model.${field} of the imported model)` };
 }
 
 function mapModel(read: Reader, name: string): ImportedModel {
@@ -125,8 +160,11 @@ function mapModel(read: Reader, name: string): ImportedModel {
     kvHeads: read.int('num_key_value_heads', heads),
     vocab: read.int('vocab_size'),
     mlp: mlpKind(read),
-    // transformers' PretrainedConfig defaults tie_word_embeddings to true.
-    tiedEmbeddings: read.config['tie_word_embeddings'] !== false,
+    // Absent: false, the default of every family's config class in transformers (LlamaConfig,
+    // MistralConfig, MixtralConfig, Qwen2/Qwen2Moe/Qwen3/Qwen3MoeConfig, DeepseekV3Config,
+    // GptOssConfig, NemotronConfig pass tie_word_embeddings=False to PretrainedConfig, whose own
+    // default of true they override).
+    tiedEmbeddings: read.bool('tie_word_embeddings', false),
   };
   const dropout = ['attention_dropout', 'hidden_dropout'].some((key) => typeof read.config[key] === 'number' && (read.config[key] as number) > 0);
   if (dropout) model.dropout = true;
