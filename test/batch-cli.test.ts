@@ -206,6 +206,12 @@ describe('scaleacross batch --shard and merge', () => {
     expect(dup.code).toBe(0);
     expect(records(path.join(tmp, 'dup.ndjson'))).toHaveLength(7);
     expect(dup.out).toContain('duplicate(s) dropped');
+    // A part that does not exist is an input error (it had counted as an empty part).
+    const absent = path.join(tmp, 'no-such-part.ndjson');
+    const missingPart = await run('merge', ...parts, absent, '--out', path.join(tmp, 'with-absent.ndjson'));
+    expect(missingPart.code).toBe(2);
+    expect(missingPart.err.trim()).toBe(`${absent}: no such file`);
+    expect(fs.existsSync(path.join(tmp, 'with-absent.ndjson'))).toBe(false);
   });
 });
 

@@ -123,6 +123,14 @@ describe('the built binary', () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr).not.toMatch(/\n\s+at /);
   });
+
+  it('stops quietly when its reader closes the pipe (| true): no stack trace, exit 0', () => {
+    // The reader exits at once, so the command's writes fail with EPIPE (they did in 3 of 3 runs before the handler).
+    const err = path.join(tmp, 'epipe.err');
+    const piped = spawnSync('bash', ['-c', `"${process.execPath}" "${bin}" evaluate "${example}" --plan "${examplePlan}" --json 2>"${err}" | true; echo "$\{PIPESTATUS[0]}"`], { encoding: 'utf8' });
+    expect(piped.stdout.trim()).toBe('0');
+    expect(fs.readFileSync(err, 'utf8')).not.toMatch(/EPIPE|Unhandled|\n\s+at /);
+  });
 });
 
 describe('scaleacross plan', () => {

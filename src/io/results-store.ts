@@ -14,17 +14,20 @@ export interface ResultsFile {
 }
 
 /**
- * Reads a results file (missing: no records). Every complete line must be a record; an
+ * Reads a results file (missing: no records, as a batch resumes before its first result, or with
+ * `mustExist` an input error: a part given to merge). Every complete line must be a record; an
  * unterminated last line is a write cut short by a kill and is ignored; with `repair` it is
  * also truncated from the file so that appending continues on a line boundary.
  */
-export function readResultsFile(file: string, repair: boolean): ResultsFile {
+export function readResultsFile(file: string, repair: boolean, mustExist = false): ResultsFile {
   let buffer: Buffer;
   try {
     buffer = fs.readFileSync(file);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], droppedTailBytes: 0 };
-    throw new ScenarioValidationError([{ path: '', message: `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'unknown error'})` }], file);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && !mustExist) return { records: [], droppedTailBytes: 0 };
+    const reason = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? 'unknown error'})`;
+    throw new ScenarioValidationError([{ path: '', message: reason }], file);
   }
   const end = buffer.lastIndexOf(0x0a) + 1;
   const droppedTailBytes = buffer.length - end;

@@ -25,7 +25,7 @@ const MAX_LISTED = 20;
 export function runMerge(args: MergeArgs, output: Output): number {
   const records: BatchRecord[] = [];
   for (const part of args.parts) {
-    const file = readResultsFile(part, false);
+    const file = readResultsFile(part, false, true);
     if (file.droppedTailBytes > 0) output.err(`${part}: ignored an unfinished last line (${file.droppedTailBytes} bytes)`);
     records.push(...file.records);
   }
