@@ -93,6 +93,10 @@ describe('the cost objective', () => {
     const none = await minimiseCost(scenario, { maxUsdPerHour: 0.01 }, 5, context());
     expect(none.result.status).toBe('infeasible');
     expect(none.result.reasons.join(' ')).toContain('--max-usd-per-hour');
+    // The fastest plan within a cap that no plan meets names the cap first (its other reasons are the search's, within the cap).
+    const fastestNone = await fastestWithinLimits(scenario, { maxUsdPerHour: 2 }, 5, context());
+    expect(fastestNone.status).toBe('infeasible');
+    expect(fastestNone.reasons[0]).toBe('--max-usd-per-hour 2 pays for at most 1 GPU(s), at the cheapest site\'s $1.2 per GPU-hour; the reasons after this one are of the plans within it');
   }, 60000);
 
   it('pays for every GPU when search.allowIdleGpus is false: the fastest plan is then the cheapest up to egress', async () => {

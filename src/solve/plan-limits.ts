@@ -31,12 +31,21 @@ export function scenarioWithLimits(scenario: Scenario, limits: PlanLimits): Scen
   return { ...scenario, training: { ...scenario.training, maxIterationTimeS } };
 }
 
-/** What the limits ask, said in the planner's terms, for the reasons of "no plan fits". */
+/** What the limits ask, said in the planner's terms, for the reasons of "no plan fits" (the search's own reasons follow, within the limits). */
 export function limitReasons(given: Scenario, limits: PlanLimits): string[] {
-  if (limits.maxTrainingDays === undefined || given.training.totalTokens === undefined) return [];
-  const { totalTokens, globalBatchSeqs, seqLen } = given.training;
-  const iterations = iterationsForTokens(totalTokens, globalBatchSeqs, seqLen);
-  return [`--max-training-days ${limits.maxTrainingDays} allows ${((limits.maxTrainingDays * 86400) / iterations).toPrecision(4)} s per iteration over ${iterations} iterations (the training.maxIterationTimeS below)`];
+  const reasons: string[] = [];
+  const prices = pricesOf(given);
+  if (limits.maxUsdPerHour !== undefined && prices) {
+    const cheapestUsd = Math.min(...prices.gpuHourUsd);
+    const gpus = Math.floor(limits.maxUsdPerHour / cheapestUsd + 1e-9);
+    reasons.push(`--max-usd-per-hour ${limits.maxUsdPerHour} pays for at most ${gpus} GPU(s), at the cheapest site's $${cheapestUsd} per GPU-hour; the reasons after this one are of the plans within it`);
+  }
+  if (limits.maxTrainingDays !== undefined && given.training.totalTokens !== undefined) {
+    const { totalTokens, globalBatchSeqs, seqLen } = given.training;
+    const iterations = iterationsForTokens(totalTokens, globalBatchSeqs, seqLen);
+    reasons.push(`--max-training-days ${limits.maxTrainingDays} allows ${((limits.maxTrainingDays * 86400) / iterations).toPrecision(4)} s per iteration over ${iterations} iterations (the training.maxIterationTimeS below)`);
+  }
+  return reasons;
 }
 
 /** Several searches' reports as one: the chosen plan's engine, the searches' counts added (candidates counted once per search). */
