@@ -5,6 +5,7 @@ import * as path from 'path';
 import { runCli } from '../src/cli/run';
 import { exportMegatron } from '../src/export/megatron';
 import { exportTorchtitan, torchtitanSplit } from '../src/export/torchtitan';
+import { modelFromHfConfig } from '../src/model/hf-config';
 import { layOutPlan } from '../src/model/placement';
 import { parseScenario } from '../src/model/scenario';
 import { fixturePath, loadFixture, readPlanFixture, ROOT } from './helpers/fixtures';
@@ -98,6 +99,48 @@ describe('what the frameworks cannot express', () => {
   });
 });
 
+describe('Megatron-LM: the model\'s architecture', () => {
+  // Each family's published config.json (fixtures/hf-configs) on one node of 8 H100s, one stage per GPU group.
+  const argsOf = (config: string, plan: Record<string, unknown> = { tp: 1, pp: 1, dp: 8, microBatchSeqs: 1, zero: 1 }) => {
+    const model = modelFromHfConfig(JSON.parse(fs.readFileSync(fixturePath(`hf-configs/${config}.json`), 'utf8')), config);
+    const scenario = parseScenario({ version: 1, name: config, model, training: { seqLen: 4096, globalBatchSeqs: 64, precision: 'bf16' }, cluster: { sites: [{ name: 'a', gpuType: 'H100-SXM', gpus: 8, gpusPerNode: 8 }], links: [] } }, config);
+    const result = exportMegatron(scenario, layOutPlan(scenario, plan));
+    for (const flag of result.keys) expect(megatronFlags).toContain(flag);
+    return { text: result.text, keys: result.keys, value: (flag: string) => result.text.match(new RegExp(`${flag} (\\S+)`))?.[1] };
+  };
+
+  it('Qwen3: SwiGLU, untied embeddings, head dim 128 with hidden 2048 (--kv-channels), GQA, grouped expert GEMMs; no dropout', () => {
+    const { keys, value } = argsOf('Qwen3-30B-A3B', { tp: 1, pp: 1, ep: 8, dp: 8, microBatchSeqs: 1, zero: 1 });
+    for (const flag of ['--swiglu', '--untie-embeddings-and-output-weights', '--group-query-attention', '--moe-grouped-gemm']) expect(keys).toContain(flag);
+    expect(value('--kv-channels')).toBe('128');
+    expect(value('--num-query-groups')).toBe('4');
+    expect(value('--attention-dropout')).toBe('0');
+    expect(value('--max-position-embeddings')).toBe('4096');
+  });
+
+  it('DeepSeek-V3: multi-head latent attention with its ranks and head dims, one MTP layer, group-limited routing', () => {
+    const { keys, value } = argsOf('DeepSeek-V3', { tp: 1, pp: 1, ep: 8, dp: 8, microBatchSeqs: 1, zero: 1 });
+    expect(keys).toContain('--multi-latent-attention');
+    expect(keys).not.toContain('--kv-channels');
+    expect([value('--q-lora-rank'), value('--kv-lora-rank'), value('--qk-head-dim'), value('--qk-pos-emb-head-dim'), value('--v-head-dim')]).toEqual(['1536', '512', '128', '64', '128']);
+    expect(value('--mtp-num-layers')).toBe('1');
+    expect([value('--moe-router-num-groups'), value('--moe-router-group-topk')]).toEqual(['8', '4']);
+  });
+
+  it('Nemotron-4: squared ReLU without gating; Llama 3 8B: no head-dim flag (4096 / 32 = 128 is the default)', () => {
+    const nemotron = argsOf('Nemotron-4-340B', { tp: 8, pp: 1, dp: 1, microBatchSeqs: 1, zero: 1 });
+    expect(nemotron.keys).toContain('--squared-relu');
+    expect(nemotron.keys).not.toContain('--swiglu');
+    expect(argsOf('Meta-Llama-3-8B').keys).not.toContain('--kv-channels');
+  });
+
+  it('gpt-oss: a 128-token window on every second layer', () => {
+    const { value } = argsOf('gpt-oss-120b', { tp: 1, pp: 1, ep: 8, dp: 8, microBatchSeqs: 1, zero: 1 });
+    expect(value('--window-size')).toBe('127,0');
+    expect(value('--window-attn-skip-freq')).toBe('2');
+  });
+});
+
 describe('plans that do not fit the scenario', () => {
   const scenario = loadFixture('small/one-site');
   const errors = (plan: Record<string, unknown>) => [exportMegatron, exportTorchtitan].map((exporter) =>
@@ -138,7 +181,8 @@ describe('selective recomputation by module', () => {
     const defaulted = exportMegatron(scenario, planWith({}));
     expect(defaulted.text).toContain('--recompute-granularity selective');
     expect(defaulted.keys).not.toContain('--recompute-modules');
-    expect(exportMegatron(scenario, planWith({ recomputeModules: ['moe_act'] })).messages.map((m) => m.message).join('\n')).toMatch(/--moe-grouped-gemm/);
+    // moe_act needs grouped expert GEMMs, passed for every MoE model.
+    expect(exportMegatron(scenario, planWith({ recomputeModules: ['moe_act'] })).keys).toContain('--moe-grouped-gemm');
   });
 
   it('torchtitan refuses modules other than core_attn (its selective checkpointing is op-level), and takes core_attn alone as before', () => {

@@ -47,3 +47,13 @@ export function networkNote(layout: PlanLayout, framework: string, messages: Exp
   const described = settings.map((s) => `${s.between.join('<->')}: ${s.transport}, ${s.flowsPerGpuPair} flow(s) per GPU pair, ${s.collectives} collectives, compression ${s.gradientCompression}`).join('; ');
   messages.push({ severity: 'note', message: `the plan's cross-site network settings are not ${framework} arguments; configure them in the communication library and network (${described})` });
 }
+
+/** The architecture the plan was costed for, in one line (layers, widths, attention, MLP, experts, vocabulary). */
+export function architectureSummary(scenario: Scenario): string {
+  const m = scenario.model;
+  const attention = m.attention ? `multi-head latent attention (q rank ${m.attention.qLoraRank ?? 'none'}, kv rank ${m.attention.kvLoraRank})`
+    : `${m.heads} heads, ${m.kvHeads} key/value heads${m.headDim !== undefined ? `, head dim ${m.headDim}` : ''}`;
+  const experts = m.moe ? `, ${m.moe.experts} experts top-${m.moe.topK} of width ${m.moe.expertFfnHidden}${m.moe.sharedExperts > 0 ? ` + ${m.moe.sharedExperts} shared` : ''}` : '';
+  const window = m.slidingWindow ? `, sliding window ${m.slidingWindow.tokens} on ${m.slidingWindow.layers ?? m.layers} layers` : '';
+  return `${m.layers} layers, hidden ${m.hidden}, ${attention}, ${m.mlp} FFN ${m.ffnHidden}${experts}${window}, vocabulary ${m.vocab}, embeddings ${m.tiedEmbeddings ? 'tied' : 'untied'}${m.mtpLayers ? `, ${m.mtpLayers} MTP layer(s)` : ''}`;
+}

@@ -29,13 +29,8 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
   const m = microbatchesPerReplica(layout);
 
   args.push(['--num-layers', model.layers], ['--hidden-size', model.hidden], ['--ffn-hidden-size', model.ffnHidden], ['--num-attention-heads', model.heads]);
-  if (model.kvHeads < model.heads) args.push(['--group-query-attention'], ['--num-query-groups', model.kvHeads]);
-  if (model.moe) {
-    args.push(['--num-experts', model.moe.experts], ['--moe-router-topk', model.moe.topK], ['--moe-ffn-hidden-size', model.moe.expertFfnHidden]);
-    if (model.moe.sharedExperts > 0) args.push(['--moe-shared-expert-intermediate-size', model.moe.sharedExperts * model.moe.expertFfnHidden]);
-    if (model.moe.denseLayers > 0) args.push(['--moe-layer-freq', `([0]*${model.moe.denseLayers}+[1]*${model.layers - model.moe.denseLayers})`]);
-  }
-  args.push(['--seq-length', training.seqLen]);
+  args.push(...architectureArgs(scenario, messages));
+  args.push(['--seq-length', training.seqLen], ['--max-position-embeddings', training.seqLen]);
 
   args.push(['--tensor-model-parallel-size', plan.tp], ['--pipeline-model-parallel-size', plan.pp], ['--context-parallel-size', plan.cp]);
   if (plan.ep > 1 || model.moe) args.push(['--expert-model-parallel-size', plan.ep]);
@@ -59,10 +54,8 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
     // Megatron-LM's default module list is the plan's default (core_attn): passed only when the plan lists its own.
     const modules = plan.recomputeModules;
     if (modules !== undefined) {
+      // moe_act needs grouped expert GEMMs (TransformerConfig: moe_grouped_gemm), which architectureArgs passes for every MoE model.
       args.push(['--recompute-modules', modules]);
-      if (modules.includes('moe_act')) {
-        messages.push({ severity: 'warning', message: 'Megatron-LM accepts moe_act recomputation only with grouped expert GEMMs (TransformerConfig: moe_grouped_gemm), which the cost model assumes for the routed experts: add --moe-grouped-gemm' });
-      }
       const recipe = training.fp8Recipe ?? 'delayed';
       if (training.precision === 'fp8' && recipe === 'delayed' && (modules.includes('moe_act') || modules.includes('layernorm'))) {
         messages.push({ severity: 'error', message: 'Megatron-LM rejects moe_act and layernorm recomputation with fp8 delayed scaling, its default fp8 recipe (TransformerConfig; other recipes need Transformer Engine 2.6 or later): set training.fp8Recipe to tensorwise, blockwise or mxfp8' });
@@ -125,6 +118,55 @@ export function exportMegatron(scenario: Scenario, layout: PlanLayout): Framewor
   const text = args.map(([flag, value]) => (value === undefined ? flag
     : `${flag} ${typeof value === 'object' ? value.map(shellQuote).join(' ') : shellQuote(String(value))}`)).join(' \\\n  ');
   return { framework: 'megatron', text, keys: args.map(([flag]) => flag), rankMap, critical, messages };
+}
+
+/**
+ * The model's architecture as Megatron-LM arguments (megatron/training/arguments.py; defaults:
+ * GeLU without gating, tied embeddings, head dimension hidden / heads, dropout 0.1): the MLP's
+ * activation, untied embeddings, the head dimension, grouped-query or multi-head latent
+ * attention, the sliding window, multi-token prediction, dropout, and the experts with their
+ * grouped GEMMs (which the cost model prices) and group-limited routing. What the scenario does
+ * not describe (normalization, position embedding, linear biases, the tokenizer that sets the
+ * vocabulary) is a note.
+ */
+function architectureArgs(scenario: Scenario, messages: ExportMessage[]): Arg[] {
+  const { model } = scenario;
+  const args: Arg[] = [];
+  if (model.mlp === 'swiglu') args.push(['--swiglu']);
+  if (model.mlp === 'squared-relu') args.push(['--squared-relu']);
+  if (!model.tiedEmbeddings) args.push(['--untie-embeddings-and-output-weights']);
+  if (model.attention) {
+    const mla = model.attention;
+    args.push(['--multi-latent-attention']);
+    if (mla.qLoraRank !== undefined) args.push(['--q-lora-rank', mla.qLoraRank]);
+    args.push(['--kv-lora-rank', mla.kvLoraRank], ['--qk-head-dim', mla.qkNopeHeadDim], ['--qk-pos-emb-head-dim', mla.qkRopeHeadDim], ['--v-head-dim', mla.vHeadDim]);
+  } else {
+    if (model.headDim !== undefined && model.headDim * model.heads !== model.hidden) args.push(['--kv-channels', model.headDim]);
+    if (model.kvHeads < model.heads) args.push(['--group-query-attention'], ['--num-query-groups', model.kvHeads]);
+  }
+  if (model.slidingWindow) {
+    // Each query attends to `tokens` keys, itself included: (tokens - 1) to its left, none to its right.
+    args.push(['--window-size', `${model.slidingWindow.tokens - 1},0`]);
+    const windowLayers = model.slidingWindow.layers ?? model.layers;
+    if (windowLayers < model.layers) {
+      if (2 * windowLayers === model.layers) {
+        // Every second layer attends to the whole sequence (gpt-oss: window, full, window, ...).
+        args.push(['--window-attn-skip-freq', 2]);
+      } else {
+        messages.push({ severity: 'warning', message: `${windowLayers} of ${model.layers} layers use the sliding window, and the scenario does not say which: add --window-attn-skip-freq with your model's pattern (1 window, 0 full attention, one entry per layer)` });
+      }
+    }
+  }
+  if (model.mtpLayers) args.push(['--mtp-num-layers', model.mtpLayers]);
+  if (!model.dropout) args.push(['--attention-dropout', 0], ['--hidden-dropout', 0]);
+  if (model.moe) {
+    args.push(['--num-experts', model.moe.experts], ['--moe-router-topk', model.moe.topK], ['--moe-ffn-hidden-size', model.moe.expertFfnHidden], ['--moe-grouped-gemm']);
+    if (model.moe.sharedExperts > 0) args.push(['--moe-shared-expert-intermediate-size', model.moe.sharedExperts * model.moe.expertFfnHidden]);
+    if (model.moe.denseLayers > 0) args.push(['--moe-layer-freq', `([0]*${model.moe.denseLayers}+[1]*${model.layers - model.moe.denseLayers})`]);
+    if (model.moe.routingGroups) args.push(['--moe-router-num-groups', model.moe.routingGroups.count], ['--moe-router-group-topk', model.moe.routingGroups.perToken]);
+  }
+  messages.push({ severity: 'note', message: `the scenario does not describe the normalization, position embedding, linear biases or tokenizer: add your model's (Llama, Qwen, DeepSeek: --normalization RMSNorm --position-embedding-type rope --disable-bias-linear; the tokenizer sets the vocabulary, ${model.vocab} in the plan)` });
+  return args;
 }
 
 /** Layers per stage as Megatron's uneven first/last flags or its accounted even split (megatronLayerSplit; a split it cannot express is a capability error). */

@@ -9,7 +9,7 @@ import { TORCHTITAN } from '../model/framework-capabilities';
 import type { Scenario } from '../model/scenario';
 import type { Fp8Recipe } from '../model/scenario-schema';
 import { isBidirectional, layerBlocks, stageOfVirtualStage } from '../model/schedule-chain';
-import { capabilityMessages, fitMessages, microbatchesPerReplica, networkNote } from './common';
+import { architectureSummary, capabilityMessages, fitMessages, microbatchesPerReplica, networkNote } from './common';
 import { criticalReplicas } from './critical-replicas';
 import type { ExportMessage, FrameworkExport } from './export-types';
 import { rankToSiteMap } from './rank-map';
@@ -86,6 +86,8 @@ export function exportTorchtitan(scenario: Scenario, layout: PlanLayout): Framew
   if (plan.recompute === 'selective') checkpoint.push(['selective_ac_option', 'op']);
   sections.push(['activation_checkpoint', checkpoint]);
 
+  // torchtitan builds the model from its own definitions ([model] name and flavor), not from the job config.
+  messages.push({ severity: 'note', message: `the model is torchtitan's own definition: set [model] name and flavor to the one matching ${architectureSummary(scenario)}, which the plan was costed for` });
   networkNote(layout, 'torchtitan', messages);
   const critical = criticalReplicas(scenario, layout, messages);
   // Its problems (ranks of two sites on one node) are capability errors already.
