@@ -59,12 +59,17 @@ describe('stage layouts with the embedding and loss counted as layers', () => {
 
 describe('exports of the split', () => {
   it('Megatron-LM: the 405B split (16 x 8 chunks) emits both flags and no first/last stage flags, without errors', () => {
-    const result = exportMegatron(llama405, layOutPlan(llama405, { ...published, zero: 1 }));
+    // The published plan (ZeRO 2: Megatron FSDP's optim_grads, a warning) fits at 77.0 GiB.
+    const result = exportMegatron(llama405, layOutPlan(llama405, published));
     expect(result.keys).toEqual(expect.arrayContaining(['--account-for-embedding-in-pipeline-split', '--account-for-loss-in-pipeline-split', '--num-virtual-stages-per-pipeline-rank']));
     expect(result.keys).not.toContain('--decoder-first-pipeline-num-layers');
     expect(result.keys).not.toContain('--decoder-last-pipeline-num-layers');
     expect(result.text).toMatch(/--num-virtual-stages-per-pipeline-rank 8/);
     expect(result.messages.filter((m) => m.severity === 'error')).toEqual([]);
+    // With the distributed optimizer (ZeRO 1) the full fp32 gradient buffer does not fit 80 GB: refused, naming the memory.
+    const zero1 = exportMegatron(llama405, layOutPlan(llama405, { ...published, zero: 1 }));
+    expect(zero1.keys).toContain('--account-for-embedding-in-pipeline-split');
+    expect(zero1.messages.filter((m) => m.severity === 'error').map((m) => m.message)).toContain('the plan does not fit the scenario: stage 1 at rsc needs 87.3 GiB per GPU, has 80 (H100-SXM)');
   });
 
   it('Megatron-LM: only the embedding flag when only the embedding counts', () => {

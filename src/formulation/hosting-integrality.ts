@@ -12,9 +12,7 @@
  * placement's, and the least over the hostings left still bounds every placement.
  */
 import type { ConfigCoefficients } from './coefficients';
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const solver = require('javascript-lp-solver') as { Solve: (model: unknown) => Record<string, number | boolean | undefined> };
+import { lpSolver } from './lp-solver';
 
 /**
  * Time one integer check may take, ms. An answer that comes later is not trusted: the solver
@@ -75,7 +73,7 @@ function wholeReplicasFit(
     for (let site = 0; site < siteGpus.length; site++) if (hosting[i]! & (1 << site)) constraints[`class${i}site${site}`] = { min: 1 };
   }
   const started = Date.now();
-  const result = solver.Solve({ optimize: 'one', opType: 'max', constraints, variables, ints, options: { timeout: INTEGRAL_CHECK_TIMEOUT_MS, tolerance: 0 } });
+  const result = lpSolver.Solve({ optimize: 'one', opType: 'max', constraints, variables, ints, options: { timeout: INTEGRAL_CHECK_TIMEOUT_MS, tolerance: 0 } });
   if (result['feasible'] === true) return true;
   // Trusted only when the solver ended well within its time (at its timeout it reports no solution).
   return Date.now() - started >= INTEGRAL_CHECK_TIMEOUT_MS / 2;

@@ -3,15 +3,12 @@
  * returning fractional LP answers past a few hundred binaries). It proves no bound; its answer
  * is accepted only when integral and feasible under the independent check.
  */
+import { lpSolver } from '../formulation/lp-solver';
 import type { Mip } from '../formulation/mip';
 import { BackendFault, type MipBackend, type MipSolution, type MipSolveOptions } from './mip-backend';
 
 /** Integer columns above which the backend refuses a model. */
 export const LP_SOLVER_MAX_INTEGERS = 150;
-
-// The package ships no types.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const solver = require('javascript-lp-solver') as { Solve: (model: unknown) => Record<string, number | boolean | undefined> };
 
 export class LpSolverBackend implements MipBackend {
   readonly name = 'javascript-lp-solver';
@@ -41,7 +38,7 @@ export class LpSolverBackend implements MipBackend {
       constraints[`r${r}`] = bounds;
       row.columns.forEach((c, k) => { variables[key(c)]![`r${r}`] = row.coefficients[k]!; });
     });
-    const result = solver.Solve({
+    const result = lpSolver.Solve({
       optimize: 'objective', opType: 'min', constraints, variables, ints,
       options: { timeout: Math.max(10, options.timeLimitS * 1000), tolerance: 0 },
     });
