@@ -217,3 +217,100 @@ interface SplitFloorTerms {
   readonly splitS: (m: number) => number;
   readonly queuedSplitS: (m: number) => number;
 }
+
+/**
+ * The busiest replica's pipeline phase through eq. 5.8 when `changing` replicas are split and the
+ * sites are joined by several links (docs/formulation.md §4, step 3(d), "several links"), per
+ * complete hosting. Which link a split replica's crossing takes depends on the placement, but
+ * every split replica's route leaves its first site, which hosts the first class, over a link
+ * touching those sites (E): its sends add sendBytes to that link's bytes per microbatch, both ways
+ * (F5). So E's links carry at least changing x sendBytes per microbatch, and one of them, L*, at
+ * least its share by bytes/s: its step is at least s* = changing x sendBytes / (E's bytes/s), and
+ * at least n_lo = ceil(changing x (E's slowest bytes/s) / (E's bytes/s)) split replicas cross it
+ * (a link's step is its bytes over at most its best bytes/s). (The same holds of the links
+ * touching the last class's sites, where every split route ends; the caller passes either.)
+ * Each replica crossing L* takes at least {@link roundTripFloorAtLeastS} of its layout with that
+ * crossing at its latency plus s*; the busiest of them runs some m, and the other dp - n replicas
+ * (n >= n_lo of them on L*) carry at least M - n m, so the busiest other runs at least
+ * ceil((M - n m) / (dp - n)) and takes at least F6's row without link terms at that count (k x a
+ * layout's slowest step + its bubble, the least over all layouts). For m < M / dp that count does
+ * not fall as n grows, so n = n_lo bounds every n; for m at or above ceil(M / dp) the crossing
+ * replica's own floor there does. The least over m of the larger of the two (the first rising,
+ * the second falling in m) is found by bisection; wherever it ends, the crossing floor at its end
+ * bounds every larger m and the others' floor one below it every smaller m. `hosted` lists the
+ * split layouts whose stages sit on sites hosting their classes (a split replica of the hosting
+ * uses one of them); 0 without any or without a profile (schedules other than 1F1B and ZB-H1).
+ */
+export function severalLinksSplitFloorOf(c: ConfigCoefficients): {
+  readonly splitLayouts: readonly { readonly stageSite: readonly number[] }[];
+  readonly floorS: (hosted: readonly number[], changing: number, endBytesPerS: number, endLeastBytesPerS: number) => number;
+} {
+  const split = c.layouts.filter((l) => l.crossings > 0 && l.roundTrip !== undefined);
+  const splitLayouts = split.map((l) => ({ stageSite: l.layout.stageSite }));
+  if (split.length === 0) return { splitLayouts, floorS: () => 0 };
+  const M = c.totalMicrobatches;
+  const dp = c.dp;
+  const fewest = fewestMicrobatches(c.config);
+  const evenK = Math.max(fewest, Math.ceil(M / dp - 1e-9));
+  /** Eq. 5.8 of split layout i at m microbatches with its crossing at latency plus `stepS`, cached. */
+  const cache = split.map(() => new Map<string, number>());
+  const floorOf = (i: number, stepS: number, m: number): number => {
+    const key = `${stepS}:${m}`;
+    let floor = cache[i]!.get(key);
+    if (floor === undefined) {
+      const { layout, roundTrip } = split[i]!;
+      const stageSite = layout.stageSite;
+      const profile = stepS === 0 ? roundTrip! : { ...roundTrip!, crossS: roundTrip!.crossS.map((x, q) => (stageSite[q] !== stageSite[q + 1] ? x + stepS : x)) };
+      floor = roundTripFloorAtLeastS(profile, m);
+      cache[i]!.set(key, floor);
+    }
+    return floor;
+  };
+  // Any other replica at k microbatches, whole or split: F6's row without link terms, k x its slowest step + its bubble.
+  const otherS = (k: number): number => {
+    let floor = Infinity;
+    for (const l of c.layouts) floor = Math.min(floor, k * l.maxStepS + l.bubbleS);
+    return floor;
+  };
+  /**
+   * One split layout's floor: the least over m of the larger of its crossing replica's floor and
+   * the busiest other replica's (the least over layouts of this is the least over m of the larger
+   * of the least crossing floor and the others', so each layout's is computed once and cached).
+   */
+  const layoutCache = split.map(() => new Map<string, number>());
+  const layoutFloorS = (i: number, changing: number, endBytesPerS: number, endLeastBytesPerS: number): number => {
+    const key = `${changing}:${endBytesPerS}:${endLeastBytesPerS}`;
+    let floor = layoutCache[i]!.get(key);
+    if (floor !== undefined) return floor;
+    const stepS = (changing * c.sendBytes) / endBytesPerS;
+    const onBusiest = Math.max(1, Math.ceil((changing * endLeastBytesPerS) / endBytesPerS - 1e-9));
+    const crossingS = (m: number): number => floorOf(i, stepS, m);
+    if (onBusiest >= dp) {
+      floor = crossingS(evenK);
+    } else {
+      const othersS = (m: number): number => otherS(Math.max(fewest, Math.ceil((M - onBusiest * m) / (dp - onBusiest) - 1e-9)));
+      // The least m in [fewest, evenK] with crossingS(m) >= othersS(m) (rising against falling); any
+      // m gives a bound: for m' >= m the crossing floor at m, for m' < m the others' at m - 1.
+      let low = fewest;
+      let high = evenK;
+      // Most often the others' floor is above the crossing one just below the even share: then low = evenK at once.
+      if (evenK - 1 >= fewest && crossingS(evenK - 1) < othersS(evenK - 1)) low = evenK;
+      while (low < high) {
+        const mid = Math.floor((low + high) / 2);
+        if (crossingS(mid) >= othersS(mid)) high = mid; else low = mid + 1;
+      }
+      floor = Math.min(crossingS(low), low > fewest ? othersS(low - 1) : Infinity);
+    }
+    layoutCache[i]!.set(key, floor);
+    return floor;
+  };
+  return {
+    splitLayouts,
+    floorS: (hosted, changing, endBytesPerS, endLeastBytesPerS) => {
+      if (changing <= 1e-9 || hosted.length === 0 || !(endBytesPerS > 0)) return 0;
+      let least = Infinity;
+      for (const i of hosted) least = Math.min(least, layoutFloorS(i, changing, endBytesPerS, endLeastBytesPerS));
+      return least;
+    },
+  };
+}

@@ -32,12 +32,13 @@
  * splitting every replica (each class on one site) are not free. With one link, a complete
  * hosting's split replicas also pay eq. 5.8's round trips through a split layout it allows
  * ({@link splitRoundTripFloors}): one per window of in-flight microbatches, where the crossing
- * floor charges one in all.
+ * floor charges one in all; with several, those crossing the busiest link touching the first (or
+ * last) class's sites do ({@link severalLinksSplitFloorOf}).
  */
 import { exposedSyncS } from '../model/pipeline';
 import type { Scenario } from '../model/scenario';
 import type { ConfigCoefficients } from './coefficients';
-import { crossingFloorOf, splitRoundTripFloors, type SplitLayoutFloor } from './crossing-floor';
+import { crossingFloorOf, severalLinksSplitFloorOf, splitRoundTripFloors, type SplitLayoutFloor } from './crossing-floor';
 import { integralHostingCheck } from './hosting-integrality';
 import { busiestSiteReplicas, popcount, ringLoadTable } from './ring-pattern-tables';
 import { largestWindowsS, stageClasses, undominatedStages } from './stage-classes';
@@ -283,6 +284,40 @@ export function ringPatternSearch(
     return Number.isFinite(least) ? Math.max(0, least - pipelineBoundS) : 0;
   };
   const wholeReplicasFit = integralReplicas ? integralHostingCheck(c, siteGpus, classOfStage, classCount) : () => true;
+  // Several links: the split replicas on the busiest link touching the first (or last) class's sites.
+  const severalLinks = splitRoundTrips && linkCount > 1 ? severalLinksSplitFloorOf(c) : undefined;
+  const leastTouchingBytesPerS = Float64Array.from({ length: subsetCount }, (_, h) => {
+    let least = Infinity;
+    for (const link of scenario.links) if (h & (1 << link.siteA) || h & (1 << link.siteB)) least = Math.min(least, c.linkBytesPerS[link.index]!);
+    return least;
+  });
+  const hostedSplit: number[] = [];
+  const severalLinksCache = new Map<string, number>();
+  const severalLinksExcessS = (changingReplicas: number): number => {
+    // The floor grows with the replicas that change site, so it may be taken at fewer: at most 16
+    // values per power of two (the whole count rounded down to a multiple of 2^floor(log2(n) - 4)),
+    // which repeat across hostings and keep the schedule floors computed to a few hundred.
+    const whole = Math.floor(changingReplicas + 1e-9);
+    const grain = 2 ** Math.max(0, Math.floor(Math.log2(Math.max(1, whole))) - 4);
+    const changing = whole - (whole % grain);
+    if (!severalLinks || changing < 1) return 0;
+    hostedSplit.length = 0;
+    severalLinks.splitLayouts.forEach(({ stageSite }, index) => {
+      for (let j = 0; j < stageSite.length; j++) if ((hosting[classOfStage[j]!]! & (1 << stageSite[j]!)) === 0) return;
+      hostedSplit.push(index);
+    });
+    // The ends whose links carry less (the larger step), as the crossing floor takes them.
+    const first = hosting[0]!;
+    const last = hosting[classCount - 1]!;
+    const end = touchingBytesPerS[first]! <= touchingBytesPerS[last]! ? first : last;
+    const key = `${changing}|${end}|${hostedSplit.join(',')}`;
+    let floorS = severalLinksCache.get(key);
+    if (floorS === undefined) {
+      floorS = severalLinks.floorS(hostedSplit, changing, touchingBytesPerS[end]!, leastTouchingBytesPerS[end]!);
+      severalLinksCache.set(key, floorS);
+    }
+    return Math.max(0, floorS - pipelineBoundS);
+  };
   const search = (i: number, code: number, mostSites: number, hopLatencyS: number): boolean => {
     if (++nodes > nodeBudget) return false;
     const here = i * siteCount;
@@ -298,6 +333,7 @@ export function ringPatternSearch(
       let exposedS = syncS + Math.max(crossingS, splitExcessS(changing, false));
       // The queued floors only raise it further: only where it would otherwise be the least.
       if (exposedS < best) exposedS = syncS + Math.max(crossingS, splitExcessS(changing, true));
+      if (exposedS < best) exposedS = Math.max(exposedS, syncS + severalLinksExcessS(changing));
       // Whole replicas last: an integer program, asked only of a hosting that would be the least.
       if (exposedS < best && wholeReplicasFit(hosting)) { best = exposedS; leastHosting = { firstClassSites: hosting[0]!, lastClassSites: hosting[classCount - 1]! }; }
       return true;
