@@ -182,14 +182,7 @@ export function splitRoundTripFloors(c: ConfigCoefficients, linkCount: number): 
         const wholeS = (m: number): number => ((M - changing * m) / (c.dp - changing)) * leastWholeStepS + leastWholeBubbleS;
         // The least m in [fewest, evenK] with splitS(m) >= wholeS(m) (splitS rises, wholeS falls);
         // the least of max(splitS, wholeS) is there or one below it.
-        let low = fewest;
-        let high = evenK;
-        // Most often the whole replicas' floor is above the split one below the even share: then low = evenK at once.
-        if (evenK - 1 >= fewest && splitS(evenK - 1) < wholeS(evenK - 1)) low = evenK;
-        while (low < high) {
-          const mid = Math.floor((low + high) / 2);
-          if (splitS(mid) >= wholeS(mid)) high = mid; else low = mid + 1;
-        }
+        const low = risingMeetsFalling(fewest, evenK, splitS, wholeS);
         // m >= low: a split floor, rising; m < low: the whole replicas' floor, falling. That holds
         // for any low in [fewest, evenK] and any rising split floor, so the queued one may be
         // taken at the counts this bisection of the cheap one ends on.
@@ -291,14 +284,7 @@ export function severalLinksSplitFloorOf(c: ConfigCoefficients): {
       const othersS = (m: number): number => otherS(Math.max(fewest, Math.ceil((M - onBusiest * m) / (dp - onBusiest) - 1e-9)));
       // The least m in [fewest, evenK] with crossingS(m) >= othersS(m) (rising against falling); any
       // m gives a bound: for m' >= m the crossing floor at m, for m' < m the others' at m - 1.
-      let low = fewest;
-      let high = evenK;
-      // Most often the others' floor is above the crossing one just below the even share: then low = evenK at once.
-      if (evenK - 1 >= fewest && crossingS(evenK - 1) < othersS(evenK - 1)) low = evenK;
-      while (low < high) {
-        const mid = Math.floor((low + high) / 2);
-        if (crossingS(mid) >= othersS(mid)) high = mid; else low = mid + 1;
-      }
+      const low = risingMeetsFalling(fewest, evenK, crossingS, othersS);
       floor = Math.min(crossingS(low), low > fewest ? othersS(low - 1) : Infinity);
     }
     layoutCache[i]!.set(key, floor);
@@ -313,4 +299,21 @@ export function severalLinksSplitFloorOf(c: ConfigCoefficients): {
       return least;
     },
   };
+}
+
+/**
+ * The least m in [fewest, evenK] with rising(m) >= falling(m) (evenK when there is none), by
+ * bisection, for the split floors' balance of a split replica's floor (rising in its microbatches)
+ * against the other replicas' (falling as it takes more). Most often the others' floor is above
+ * the split one just below the even share: then evenK at once.
+ */
+function risingMeetsFalling(fewest: number, evenK: number, rising: (m: number) => number, falling: (m: number) => number): number {
+  let low = fewest;
+  let high = evenK;
+  if (evenK - 1 >= fewest && rising(evenK - 1) < falling(evenK - 1)) low = evenK;
+  while (low < high) {
+    const mid = Math.floor((low + high) / 2);
+    if (rising(mid) >= falling(mid)) high = mid; else low = mid + 1;
+  }
+  return low;
 }
