@@ -39,7 +39,7 @@ import { exposedSyncS } from '../model/pipeline';
 import type { Scenario } from '../model/scenario';
 import type { ConfigCoefficients } from './coefficients';
 import { crossingFloorOf, severalLinksSplitFloorOf, splitRoundTripFloors, type SplitLayoutFloor } from './crossing-floor';
-import { integralHostingCheck } from './hosting-integrality';
+import { anyWholeReplicaPlacement, integralHostingCheck } from './hosting-integrality';
 import { busiestSiteReplicas, popcount, ringLoadTable } from './ring-pattern-tables';
 import { largestWindowsS, stageClasses, undominatedStages } from './stage-classes';
 
@@ -87,6 +87,8 @@ export function ringPatternSearch(
 ): RingPattern {
   const siteCount = siteGpus.length;
   if (siteCount < 2 || siteCount > MAX_SITES || scenario.links.length === 0 || c.layouts.length === 0) return { boundS: -Infinity };
+  // No placement of whole replicas at all (memory, GPUs, the batch's microbatch counts): no hosting has one.
+  if (integralReplicas && !anyWholeReplicaPlacement(c, siteGpus)) return { boundS: Infinity };
   const classes = stageClasses(c).map((stages) => [...stages].sort((a, b) => a - b));
   classes.sort((a, b) => a[0]! - b[0]!);
   // Contiguous classes in stage order (whole and once-split layouts always give them).
