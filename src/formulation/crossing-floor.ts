@@ -233,6 +233,9 @@ interface SplitFloorTerms {
  * bounds every larger m and the others' floor one below it every smaller m. `hosted` lists the
  * split layouts whose stages sit on sites hosting their classes (a split replica of the hosting
  * uses one of them); 0 without any or without a profile (schedules other than 1F1B and ZB-H1).
+ * n_lo counts each replica once per link: true while a replica is split once and its one-chunk
+ * chain crosses that cut once each way (the profiles exist for one chunk per stage only); a
+ * chunked or V chain, or a route using a link twice, would need it counted again.
  */
 export function severalLinksSplitFloorOf(c: ConfigCoefficients): {
   readonly splitLayouts: readonly { readonly stageSite: readonly number[] }[];
