@@ -1,5 +1,6 @@
 /**
- * The ring-pattern bound's whole-replica test (src/formulation/hosting-integrality.ts): a
+ * The ring-pattern bound's whole-replica test (src/formulation/hosting-integrality.ts; off in the
+ * planner, turned on here): a
  * candidate without any placement of dp whole replicas gets no hosting (an infinite bound at
  * once), one with a placement keeps its finite bound; the bound's validity against exhaustive
  * optima is checked in test/bounds-per-candidate.test.ts.
@@ -28,7 +29,7 @@ describe('whole replicas for the ring-pattern bound', () => {
   it('dp 3 x pp 4 on sites of 4, 4 and 4 GPUs: a placement exists, the bound is finite', () => {
     const { scenario, candidate, siteGpus } = threeSites([4, 4, 4]);
     expect(anyWholeReplicaPlacement(candidate.coefficients(), siteGpus)).toBe(true);
-    expect(Number.isFinite(ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS).boundS)).toBe(true);
+    expect(Number.isFinite(ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, true).boundS)).toBe(true);
   });
 
   it('dp 6 x pp 2 interleaved with 6 sequences: each replica needs pp = 2 microbatches, 12 > 6, whatever the hosting', () => {
@@ -41,7 +42,7 @@ describe('whole replicas for the ring-pattern bound', () => {
     const candidate = enumerateCandidates(scenario, FULL_SPACE).find((c) => c.dp === 6)!;
     const c = candidate.coefficients();
     expect(anyWholeReplicaPlacement(c, siteGpus)).toBe(false);
-    expect(ringPatternSearch(scenario, c, siteGpus, 0).boundS).toBe(Infinity);
+    expect(ringPatternSearch(scenario, c, siteGpus, 0, undefined, true, true).boundS).toBe(Infinity);
     // Fractional replicas (Gale's condition alone) did not see it: the bound was finite.
     expect(Number.isFinite(ringPatternSearch(scenario, c, siteGpus, 0, undefined, true, false).boundS)).toBe(true);
   });

@@ -237,6 +237,14 @@ interface SplitFloorTerms {
  * chain crosses that cut once each way (the profiles exist for one chunk per stage only); a
  * chunked or V chain, or a route using a link twice, would need it counted again.
  */
+/**
+ * Chain evaluations (eq. 5.8 costs pp^2 of them per floor) one ring-pattern search may spend on
+ * the several-links floors, so that a search over many hostings of a deep pipeline on many sites
+ * stays bounded (the search cannot be interrupted): about 2,000 floors at pp 32 (the 4-site
+ * planner-scaling rows' bound holders take 600-1,900), 500 at pp 64. A count, not a time.
+ */
+export const SEVERAL_LINKS_FLOOR_BUDGET = 2_000_000;
+
 export function severalLinksSplitFloorOf(c: ConfigCoefficients): {
   readonly splitLayouts: readonly { readonly stageSite: readonly number[] }[];
   readonly floorS: (hosted: readonly number[], changing: number, endBytesPerS: number, endLeastBytesPerS: number) => number;
@@ -248,12 +256,17 @@ export function severalLinksSplitFloorOf(c: ConfigCoefficients): {
   const dp = c.dp;
   const fewest = fewestMicrobatches(c.config);
   const evenK = Math.max(fewest, Math.ceil(M / dp - 1e-9));
-  /** Eq. 5.8 of split layout i at m microbatches with its crossing at latency plus `stepS`, cached. */
+  /** Eq. 5.8 of split layout i at m microbatches with its crossing at latency plus `stepS`, cached; 0 once the budget is spent. */
   const cache = split.map(() => new Map<string, number>());
+  const p = c.config.pp;
+  let budget = SEVERAL_LINKS_FLOOR_BUDGET;
   const floorOf = (i: number, stepS: number, m: number): number => {
     const key = `${stepS}:${m}`;
     let floor = cache[i]!.get(key);
     if (floor === undefined) {
+      // Each evaluation walks O(p^2) chains: past the budget the floor is 0 (a bound still, only weaker).
+      if (budget <= 0) return 0;
+      budget -= p * p;
       const { layout, roundTrip } = split[i]!;
       const stageSite = layout.stageSite;
       const profile = stepS === 0 ? roundTrip! : { ...roundTrip!, crossS: roundTrip!.crossS.map((x, q) => (stageSite[q] !== stageSite[q + 1] ? x + stepS : x)) };

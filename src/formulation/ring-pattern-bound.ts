@@ -78,12 +78,14 @@ export interface RingPattern {
  * The ring-pattern bound, with where a least hosting puts the pipeline's first and last classes.
  * `splitRoundTrips` false leaves out the split replicas' round trips (eq. 5.8) and keeps the
  * crossing floor alone, to show what they add (test/bounds-per-candidate.test.ts);
- * `integralReplicas` false keeps fractional replicas (Gale's condition alone), to show what the
- * whole-replica test adds (hosting-integrality.ts).
+ * `integralReplicas` true adds the whole-replica test (hosting-integrality.ts). It is off in the
+ * planner: its integer programs run on javascript-lp-solver, which cannot be interrupted and was
+ * seen not to return on an 8-site candidate, and which reports a cycling simplex as infeasible;
+ * the tests and the measurements of docs/formulation.md §4 step 3(d) turn it on.
  */
 export function ringPatternSearch(
   scenario: Scenario, c: ConfigCoefficients, siteGpus: readonly number[], pipelineBoundS: number, nodeBudget = nodeBudgetFor(siteGpus.length), splitRoundTrips = true,
-  integralReplicas = true,
+  integralReplicas = false,
 ): RingPattern {
   const siteCount = siteGpus.length;
   if (siteCount < 2 || siteCount > MAX_SITES || scenario.links.length === 0 || c.layouts.length === 0) return { boundS: -Infinity };
