@@ -19,7 +19,7 @@
  * - changes of site: a replica changes site at most once, so over disjoint runs of class
  *   boundaries the replicas that must change (all but those that can keep the run's classes on
  *   one site hosting all of them) add up to at most dp;
- * - whole replicas, asked of a complete hosting that would be the least so far: dp whole
+ * - with `integralReplicas` (off in the planner), whole replicas, asked of a complete hosting that would be the least so far: dp whole
  *   replicas on layouts that keep every stage on a site hosting its class fit the sites' GPUs,
  *   carry the batch and put a replica of each class on each site hosting it
  *   (hosting-integrality.ts, an integer program).
@@ -290,7 +290,7 @@ export function ringPatternSearch(
   const wholeReplicasFit = integralReplicas ? integralHostingCheck(c, siteGpus, classOfStage, classCount) : () => true;
   // Several links: the split replicas on the busiest link touching the first (or last) class's sites.
   const severalLinks = splitRoundTrips && linkCount > 1 ? severalLinksSplitFloorOf(c) : undefined;
-  const leastTouchingBytesPerS = Float64Array.from({ length: subsetCount }, (_, h) => {
+  const leastTouchingBytesPerS = !severalLinks ? new Float64Array(0) : Float64Array.from({ length: subsetCount }, (_, h) => {
     let least = Infinity;
     for (const link of scenario.links) if (h & (1 << link.siteA) || h & (1 << link.siteB)) least = Math.min(least, c.linkBytesPerS[link.index]!);
     return least;
