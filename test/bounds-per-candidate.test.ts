@@ -4,12 +4,14 @@
  * and the least cost-model time it finds must be at least the quick bound, each closed-form
  * refined bound (outer, capacity, forced spanning) and the placement MIP's proven optimum.
  */
+import type { IntegerFeasibility } from '../src/formulation/hosting-integrality';
 import { buildPlacementMip, provenIterationBoundS } from '../src/formulation/placement-mip';
 import { FULL_SPACE } from '../src/formulation/search-space';
 import { ringPatternSearch } from '../src/formulation/ring-pattern-bound';
 import { parseScenario, type Scenario } from '../src/model/scenario';
 import type { Candidate } from '../src/solve/candidates';
 import { exhaustiveSearch } from '../src/solve/exhaustive';
+import { integerFeasibilityOnThisThread } from '../src/solve/highs-integer-feasibility';
 import { HighsWorkerBackend } from '../src/solve/highs-worker-backend';
 import { assertAtMostLeastTime, closedFormBounds } from '../bench/bound-checks';
 import { clone, readFixture } from './helpers/fixtures';
@@ -79,7 +81,13 @@ const TRIANGLE = 'three sites in a triangle';
 const RANK_ORDERS = 'two sites behind slow NICs, both rank orders';
 
 let highs: HighsWorkerBackend;
-beforeAll(() => { highs = new HighsWorkerBackend(); });
+let wholeReplicas: IntegerFeasibility;
+beforeAll(async () => {
+  highs = new HighsWorkerBackend();
+  const loaded = await integerFeasibilityOnThisThread();
+  if (!loaded) throw new Error('HiGHS did not load on the test thread');
+  wholeReplicas = loaded;
+});
 afterAll(async () => { await highs.close(); });
 
 describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\'s exhaustive optimum: %s', (name, scenario) => {
@@ -105,8 +113,8 @@ describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\
       const siteGpus = scenario.sites.map((s) => s.gpus);
       const withoutRoundTrips = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, false).boundS;
       if (bounds.ringPattern > withoutRoundTrips * (1 + 1e-9)) splitRoundTripBinds++;
-      // The whole-replica test (off in the planner: hosting-integrality.ts), checked here all the same.
-      const whole = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, true).boundS;
+      // The whole-replica test (hosting-integrality.ts), answered by HiGHS as in the planner.
+      const whole = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, wholeReplicas).boundS;
       assertAtMostLeastTime({ ringPatternWholeReplicas: whole }, leastS, candidate);
       if (whole > bounds.ringPattern * (1 + 1e-9)) wholeReplicaBinds++;
       // Three equal sites of 4 GPUs, dp 3 x pp 4: fractional replicas admit a hosting that costs

@@ -1,15 +1,17 @@
 /**
- * The ring-pattern bound's whole-replica test (src/formulation/hosting-integrality.ts; off in the
- * planner, turned on here): a
- * candidate without any placement of dp whole replicas gets no hosting (an infinite bound at
- * once), one with a placement keeps its finite bound; the bound's validity against exhaustive
- * optima is checked in test/bounds-per-candidate.test.ts.
+ * The ring-pattern bound's whole-replica test (src/formulation/hosting-integrality.ts), its integer
+ * programs answered by HiGHS on this thread as in the planner: a candidate without any placement
+ * of dp whole replicas gets no hosting (an infinite bound at once), one with a placement keeps its
+ * finite bound; the bound's validity against exhaustive optima is checked in
+ * test/bounds-per-candidate.test.ts.
  */
 import { FULL_SPACE } from '../src/formulation/search-space';
-import { anyWholeReplicaPlacement } from '../src/formulation/hosting-integrality';
+import { anyWholeReplicaPlacement, type IntegerFeasibility } from '../src/formulation/hosting-integrality';
+import { MipBuilder } from '../src/formulation/mip';
 import { ringPatternSearch } from '../src/formulation/ring-pattern-bound';
 import { parseScenario } from '../src/model/scenario';
 import { enumerateCandidates } from '../src/solve/candidates';
+import { integerFeasibilityOnThisThread } from '../src/solve/highs-integer-feasibility';
 import { clone, readFixture } from './helpers/fixtures';
 
 type Json = any; // scenario JSON mutated below
@@ -25,11 +27,18 @@ function threeSites(gpus: readonly number[]) {
   return { scenario, candidate, siteGpus: scenario.sites.map((s) => s.gpus) };
 }
 
+let wholeReplicas: IntegerFeasibility;
+beforeAll(async () => {
+  const loaded = await integerFeasibilityOnThisThread();
+  if (!loaded) throw new Error('HiGHS did not load on the test thread');
+  wholeReplicas = loaded;
+});
+
 describe('whole replicas for the ring-pattern bound', () => {
   it('dp 3 x pp 4 on sites of 4, 4 and 4 GPUs: a placement exists, the bound is finite', () => {
     const { scenario, candidate, siteGpus } = threeSites([4, 4, 4]);
-    expect(anyWholeReplicaPlacement(candidate.coefficients(), siteGpus)).toBe(true);
-    expect(Number.isFinite(ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, true).boundS)).toBe(true);
+    expect(anyWholeReplicaPlacement(candidate.coefficients(), siteGpus, wholeReplicas)).toBe(true);
+    expect(Number.isFinite(ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, wholeReplicas).boundS)).toBe(true);
   });
 
   it('dp 6 x pp 2 interleaved with 6 sequences: each replica needs pp = 2 microbatches, 12 > 6, whatever the hosting', () => {
@@ -41,9 +50,41 @@ describe('whole replicas for the ring-pattern bound', () => {
     const siteGpus = scenario.sites.map((s) => s.gpus);
     const candidate = enumerateCandidates(scenario, FULL_SPACE).find((c) => c.dp === 6)!;
     const c = candidate.coefficients();
-    expect(anyWholeReplicaPlacement(c, siteGpus)).toBe(false);
-    expect(ringPatternSearch(scenario, c, siteGpus, 0, undefined, true, true).boundS).toBe(Infinity);
+    expect(anyWholeReplicaPlacement(c, siteGpus, wholeReplicas)).toBe(false);
+    expect(ringPatternSearch(scenario, c, siteGpus, 0, undefined, true, wholeReplicas).boundS).toBe(Infinity);
     // Fractional replicas (Gale's condition alone) did not see it: the bound was finite.
-    expect(Number.isFinite(ringPatternSearch(scenario, c, siteGpus, 0, undefined, true, false).boundS)).toBe(true);
+    expect(Number.isFinite(ringPatternSearch(scenario, c, siteGpus, 0, undefined, true).boundS)).toBe(true);
+  });
+
+  it('the 8-site program of 192 replicas split over chained pairs, which filled every GPU exactly: answered, feasible', () => {
+    // The planner-scaling 8-site row's tp 8, pp 64, ZB-H1, dp 192 candidate: 512-GPU replicas,
+    // each split between neighbouring sites at a multiple of 64 GPUs (both stage orders), on eight
+    // sites of 12,288 GPUs. javascript-lp-solver's phase one did not return on it.
+    const builder = new MipBuilder();
+    const replicas: [number, number][] = [];
+    const most: [number, number][] = [];
+    const fewest: [number, number][] = [];
+    const gpus: [number, number][][] = Array.from({ length: 8 }, () => []);
+    for (let site = 0; site < 7; site++) {
+      for (const order of [0, 1]) {
+        for (let k = 1; k < 8; k++) {
+          const x = builder.addColumn(`split${site}o${order}k${k}`, 0, 192, { integer: true });
+          replicas.push([x, 1]);
+          most.push([x, 256]);
+          fewest.push([x, 32]);
+          gpus[site]!.push([x, 64 * k]);
+          gpus[site + 1]!.push([x, 512 - 64 * k]);
+        }
+      }
+    }
+    builder.addRow('replicas', replicas, 192, 192);
+    builder.addRow('mostMicrobatches', most, 16384, Infinity);
+    builder.addRow('fewestMicrobatches', fewest, -Infinity, 16384);
+    gpus.forEach((terms, site) => builder.addRow(`gpusOfSite${site}`, terms, -Infinity, 12288));
+    expect(wholeReplicas(builder.build(), 0.2)).toBe('feasible');
+    // One GPU fewer on the first site: 192 x 512 GPUs no longer fit, and HiGHS proves it.
+    const short = builder.build();
+    const tighter = { ...short, rows: short.rows.map((row) => (row.name === 'gpusOfSite0' ? { ...row, upper: 12287 } : row)) };
+    expect(wholeReplicas(tighter, 0.2)).toBe('infeasible');
   });
 });

@@ -11,6 +11,8 @@ import { diagnose } from '../../src/diagnose/diagnose';
 import { modelFromHfConfig } from '../../src/model/hf-config';
 import { parseScenario, type Scenario } from '../../src/model/scenario';
 import { ScenarioValidationError } from '../../src/model/validation-error';
+import type { IntegerFeasibility } from '../../src/formulation/hosting-integrality';
+import { integerFeasibilityWith } from '../../src/solve/highs-integer-feasibility';
 import { LpSolverBackend } from '../../src/solve/lp-solver-backend';
 import type { MipBackend } from '../../src/solve/mip-backend';
 import { plan } from '../../src/solve/plan';
@@ -21,15 +23,18 @@ import type { FromWorker, ImportModelRequest, PlanRequest, SweepRequest, ToWorke
 const scope = self as unknown as { postMessage(message: FromWorker): void; onmessage: ((event: MessageEvent<ToWorker>) => void) | null };
 const post = (message: FromWorker) => scope.postMessage(message);
 
-/** HiGHS instantiated from the page's compiled module (compiled once, shared by every worker). */
-async function backendsFor(module: WebAssembly.Module): Promise<MipBackend[]> {
+/**
+ * HiGHS instantiated from the page's compiled module (compiled once, shared by every worker): the
+ * MIP backends, and the ring-pattern bound's whole-replica checks on the same instance.
+ */
+async function backendsFor(module: WebAssembly.Module): Promise<{ backends: MipBackend[]; concurrentBackends: MipBackend[]; integerFeasibility: IntegerFeasibility }> {
   const highs = await highsLoader({
     instantiateWasm: (imports: WebAssembly.Imports, receive: (instance: WebAssembly.Instance) => void) => {
       void WebAssembly.instantiate(module, imports).then(receive);
       return {};
     },
   } as unknown as Parameters<typeof highsLoader>[0]);
-  return [new HighsThreadBackend(highs), new LpSolverBackend()];
+  return { backends: [new HighsThreadBackend(highs), new LpSolverBackend()], concurrentBackends: [], integerFeasibility: integerFeasibilityWith(highs) };
 }
 
 /** The scenario, or undefined after posting its validation issues. */
@@ -46,11 +51,12 @@ function validate(spec: unknown): Scenario | undefined {
 async function planRequest(request: PlanRequest): Promise<void> {
   const scenario = validate(request.spec);
   if (!scenario) return;
-  const backends = await backendsFor(request.highsModule);
+  const solvers = await backendsFor(request.highsModule);
+  const backends = solvers.backends;
   const started = performance.now();
   const elapsedS = () => (performance.now() - started) / 1000;
   const result = await plan(scenario, {
-    timeLimitS: request.timeLimitS, gap: request.gap, backends, concurrentBackends: [],
+    timeLimitS: request.timeLimitS, gap: request.gap, ...solvers,
     onProgress: (p) => post({ type: 'progress', ...p }),
   });
   if (result.plan) {
@@ -69,7 +75,7 @@ async function planRequest(request: PlanRequest): Promise<void> {
 async function sweepRequest(request: SweepRequest): Promise<void> {
   const segments = parseSpecPath(request.path);
   if (!segments) throw new Error(`not a scenario path: ${request.path}`);
-  const backends = await backendsFor(request.highsModule);
+  const solvers = await backendsFor(request.highsModule);
   for (let i = 0; i < request.values.length; i++) {
     const value = request.values[i]!;
     const done = i === request.values.length - 1;
@@ -87,7 +93,7 @@ async function sweepRequest(request: SweepRequest): Promise<void> {
       post({ type: 'sweep-point', point: { value, issue: problem }, done });
       continue;
     }
-    const result = await plan(scenario, { timeLimitS: request.timeLimitS, backends, concurrentBackends: [], baselines: false });
+    const result = await plan(scenario, { timeLimitS: request.timeLimitS, ...solvers, baselines: false });
     const p = result.plan;
     const shape = p ? planShape(p) : undefined;
     post({ type: 'sweep-point', point: { value, iterationTimeS: result.evaluation?.predicted.iterationTimeS, shape, issue: p ? undefined : result.reasons[0] ?? result.status }, done });

@@ -10,15 +10,23 @@
  * carry the batch, and put at least one replica of every class on every site the hosting names?
  * Every placement with exactly that hosting is such a choice, so a hosting without one is no
  * placement's, and the least over the hostings left still bounds every placement.
+ *
+ * The integer programs are handed to a synchronous solver the caller supplies
+ * ({@link IntegerFeasibility}; the planner's is HiGHS on its own thread, stopped by its time
+ * limit): only its proof of infeasibility rules a hosting out, and "unknown" lets it pass.
  */
 import type { ConfigCoefficients } from './coefficients';
-import { lpSolver } from './lp-solver';
+import { MipBuilder, type Mip } from './mip';
 
 /**
- * Time one integer check may take, ms. The solver stops at its timeout with no solution and says
- * "infeasible", so only an answer given before 90% of it rules a hosting out.
+ * Decides whether an integer program (its objective ignored) has a solution within a time limit:
+ * 'infeasible' only when proven, 'unknown' when the solver could not tell in time (or failed).
+ * Synchronous, so that the ring-pattern search can ask it inside its branch and bound.
  */
-export const INTEGRAL_CHECK_TIMEOUT_MS = 200;
+export type IntegerFeasibility = (mip: Mip, timeLimitS: number) => 'feasible' | 'infeasible' | 'unknown';
+
+/** Time one integer check may take, s; past it the hosting passes unasked. */
+export const INTEGRAL_CHECK_TIME_LIMIT_S = 0.2;
 
 /**
  * Integer programs one ring-pattern search may solve; past them a hosting is let pass unasked
@@ -34,12 +42,12 @@ export const INTEGRAL_CHECKS_MAX_MS = 2000;
 /**
  * For candidate `c` on sites of `siteGpus` GPUs, whose stage j belongs to class
  * `classOfStage[j]`: a test of a complete hosting (site bit mask per class) that is false only
- * when no choice of dp whole replicas as above exists, proven by the solver within its time;
- * true when one exists, when the solver did not answer in time, or once this test has solved
- * INTEGRAL_CHECKS_PER_SEARCH programs. Answers are cached per hosting.
+ * when `solver` proves that no choice of dp whole replicas as above exists; true when one exists,
+ * when the solver did not answer in time, or once this test has solved INTEGRAL_CHECKS_PER_SEARCH
+ * programs. Answers are cached per hosting.
  */
 export function integralHostingCheck(
-  c: ConfigCoefficients, siteGpus: readonly number[], classOfStage: ArrayLike<number>, classCount: number,
+  c: ConfigCoefficients, siteGpus: readonly number[], classOfStage: ArrayLike<number>, classCount: number, solver: IntegerFeasibility,
 ): (hosting: ArrayLike<number>) => boolean {
   const usable = c.layouts.filter((l) => l.fittingMicrobatches.length > 0);
   const cache = new Map<string, boolean>();
@@ -52,7 +60,8 @@ export function integralHostingCheck(
       if (solved >= INTEGRAL_CHECKS_PER_SEARCH || spentMs >= INTEGRAL_CHECKS_MAX_MS) return true;
       solved++;
       const started = Date.now();
-      answer = wholeReplicasFit(c, siteGpus, classOfStage, classCount, usable, hosting, true);
+      const mip = wholeReplicaProgram(c, siteGpus, classOfStage, classCount, usable, hosting, true);
+      answer = mip !== undefined && solver(mip, INTEGRAL_CHECK_TIME_LIMIT_S) !== 'infeasible';
       spentMs += Date.now() - started;
       cache.set(key, answer);
     }
@@ -62,51 +71,64 @@ export function integralHostingCheck(
 
 /**
  * Whether the candidate has any placement of dp whole replicas on its layouts that fit memory,
- * within the sites' GPUs and carrying the batch, whatever its hosting (false only when proven
- * within the solver's time): without one, no hosting passes {@link integralHostingCheck}, and the
+ * within the sites' GPUs and carrying the batch, whatever its hosting (false only when `solver`
+ * proves there is none): without one, no hosting passes {@link integralHostingCheck}, and the
  * ring-pattern search can stop at once instead of asking it of every hosting.
  */
-export function anyWholeReplicaPlacement(c: ConfigCoefficients, siteGpus: readonly number[]): boolean {
+export function anyWholeReplicaPlacement(c: ConfigCoefficients, siteGpus: readonly number[], solver: IntegerFeasibility): boolean {
   const usable = c.layouts.filter((l) => l.fittingMicrobatches.length > 0);
   const everySite = (1 << siteGpus.length) - 1;
   const hosting = Array.from({ length: c.stages.length }, () => everySite);
-  return wholeReplicasFit(c, siteGpus, Array.from({ length: c.stages.length }, (_, j) => j), c.stages.length, usable, hosting, false);
+  const mip = wholeReplicaProgram(c, siteGpus, Array.from({ length: c.stages.length }, (_, j) => j), c.stages.length, usable, hosting, false);
+  return mip !== undefined && solver(mip, INTEGRAL_CHECK_TIME_LIMIT_S) !== 'infeasible';
 }
 
-function wholeReplicasFit(
+/**
+ * The integer program of whole replicas for a hosting: x_l >= 0 integer replicas on each usable
+ * layout whose stages all sit on sites hosting their classes; sum x_l = dp; the GPUs each site
+ * gives them at most its own; the microbatch counts they can run reach the batch's M (sum of each
+ * layout's most >= M, of its fewest <= M); with `everyHostingSite`, at least one replica of class
+ * i on every site hosting it. Undefined when no layout is allowed (no placement at all).
+ */
+export function wholeReplicaProgram(
   c: ConfigCoefficients, siteGpus: readonly number[], classOfStage: ArrayLike<number>, classCount: number,
   usable: ConfigCoefficients['layouts'], hosting: ArrayLike<number>, everyHostingSite: boolean,
-): boolean {
-  const variables: Record<string, Record<string, number>> = {};
-  const ints: Record<string, 1> = {};
-  let any = false;
+): Mip | undefined {
+  const builder = new MipBuilder();
+  const replicas: [number, number][] = [];
+  const most: [number, number][] = [];
+  const fewest: [number, number][] = [];
+  const gpusBySite = siteGpus.map((): [number, number][] => []);
+  const replicasByClassSite = new Map<number, [number, number][]>();
   usable.forEach((l, k) => {
     const stageSite = l.layout.stageSite;
     for (let j = 0; j < stageSite.length; j++) if ((hosting[classOfStage[j]!]! & (1 << stageSite[j]!)) === 0) return;
-    // Objective `one` (a constant count) kept apart from the constraints' names: the solver
-    // misreads a constraint that shares the objective's name.
-    const column: Record<string, number> = { one: 1, replicas: 1, mostMicrobatches: Math.max(...l.fittingMicrobatches), fewestMicrobatches: Math.min(...l.fittingMicrobatches) };
-    for (const [site, gpus] of l.gpusPerSite) column[`gpus${site}`] = gpus;
-    for (let j = 0; j < stageSite.length; j++) column[`class${classOfStage[j]}site${stageSite[j]}`] = 1;
-    variables[`x${k}`] = column;
-    ints[`x${k}`] = 1;
-    any = true;
+    const x = builder.addColumn(`replicasOnLayout${k}`, 0, c.dp, { integer: true });
+    replicas.push([x, 1]);
+    most.push([x, Math.max(...l.fittingMicrobatches)]);
+    fewest.push([x, Math.min(...l.fittingMicrobatches)]);
+    for (const [site, gpus] of l.gpusPerSite) gpusBySite[site]!.push([x, gpus]);
+    const classSites = new Set<number>();
+    for (let j = 0; j < stageSite.length; j++) classSites.add(classOfStage[j]! * siteGpus.length + stageSite[j]!);
+    for (const key of classSites) {
+      const terms = replicasByClassSite.get(key) ?? [];
+      terms.push([x, 1]);
+      replicasByClassSite.set(key, terms);
+    }
   });
-  if (!any) return false;
-  const constraints: Record<string, { min?: number; max?: number; equal?: number }> = {
-    replicas: { equal: c.dp },
-    mostMicrobatches: { min: c.totalMicrobatches },
-    fewestMicrobatches: { max: c.totalMicrobatches },
-  };
-  siteGpus.forEach((gpus, site) => { constraints[`gpus${site}`] = { max: gpus }; });
+  if (replicas.length === 0) return undefined;
+  builder.addRow('replicas', replicas, c.dp, c.dp);
+  builder.addRow('mostMicrobatches', most, c.totalMicrobatches, Infinity);
+  builder.addRow('fewestMicrobatches', fewest, -Infinity, c.totalMicrobatches);
+  gpusBySite.forEach((terms, site) => builder.addRow(`gpusOfSite${site}`, terms, -Infinity, siteGpus[site]!));
   if (everyHostingSite) {
     for (let i = 0; i < classCount; i++) {
-      for (let site = 0; site < siteGpus.length; site++) if (hosting[i]! & (1 << site)) constraints[`class${i}site${site}`] = { min: 1 };
+      for (let site = 0; site < siteGpus.length; site++) {
+        if (!(hosting[i]! & (1 << site))) continue;
+        // A class its allowed layouts never put on a hosting site: no placement has this hosting.
+        builder.addRow(`class${i}OnSite${site}`, replicasByClassSite.get(i * siteGpus.length + site) ?? [], 1, Infinity);
+      }
     }
   }
-  const started = Date.now();
-  const result = lpSolver.Solve({ optimize: 'one', opType: 'max', constraints, variables, ints, options: { timeout: INTEGRAL_CHECK_TIMEOUT_MS, tolerance: 0 } });
-  if (result['feasible'] === true) return true;
-  // Trusted only when the solver ended before its time ran out (at its timeout it reports no solution).
-  return Date.now() - started >= 0.9 * INTEGRAL_CHECK_TIMEOUT_MS;
+  return builder.build();
 }

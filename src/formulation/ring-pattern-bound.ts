@@ -19,10 +19,10 @@
  * - changes of site: a replica changes site at most once, so over disjoint runs of class
  *   boundaries the replicas that must change (all but those that can keep the run's classes on
  *   one site hosting all of them) add up to at most dp;
- * - with `integralReplicas` (off in the planner), whole replicas, asked of a complete hosting that would be the least so far: dp whole
- *   replicas on layouts that keep every stage on a site hosting its class fit the sites' GPUs,
- *   carry the batch and put a replica of each class on each site hosting it
- *   (hosting-integrality.ts, an integer program).
+ * - given an integer solver (`wholeReplicas`; the planner's is HiGHS), whole replicas, asked of a
+ *   complete hosting that would be the least so far: dp whole replicas on layouts that keep every
+ *   stage on a site hosting its class fit the sites' GPUs, carry the batch and put a replica of
+ *   each class on each site hosting it (hosting-integrality.ts, an integer program).
  * Placements and layouts beyond these (which site pairs a replica joins, microbatch counts
  * beyond the batch's sum) are relaxed, so the result is a lower bound, not the exact optimum.
  *
@@ -39,7 +39,7 @@ import { exposedSyncS } from '../model/pipeline';
 import type { Scenario } from '../model/scenario';
 import type { ConfigCoefficients } from './coefficients';
 import { crossingFloorOf, severalLinksSplitFloorOf, splitRoundTripFloors, type SplitLayoutFloor } from './crossing-floor';
-import { anyWholeReplicaPlacement, integralHostingCheck } from './hosting-integrality';
+import { anyWholeReplicaPlacement, integralHostingCheck, type IntegerFeasibility } from './hosting-integrality';
 import { busiestSiteReplicas, popcount, ringLoadTable } from './ring-pattern-tables';
 import { largestWindowsS, stageClasses, undominatedStages } from './stage-classes';
 
@@ -78,19 +78,17 @@ export interface RingPattern {
  * The ring-pattern bound, with where a least hosting puts the pipeline's first and last classes.
  * `splitRoundTrips` false leaves out the split replicas' round trips (eq. 5.8) and keeps the
  * crossing floor alone, to show what they add (test/bounds-per-candidate.test.ts);
- * `integralReplicas` true adds the whole-replica test (hosting-integrality.ts). It is off in the
- * planner: its integer programs run on javascript-lp-solver, which cannot be interrupted and was
- * seen not to return on an 8-site candidate, and which reports a cycling simplex as infeasible;
- * the tests and the measurements of docs/formulation.md §4 step 3(d) turn it on.
+ * `wholeReplicas`, an integer solver, adds the whole-replica test (hosting-integrality.ts); without
+ * one (the exhaustive mode's reduced enumeration, the closed-form tests) hostings are not asked it.
  */
 export function ringPatternSearch(
   scenario: Scenario, c: ConfigCoefficients, siteGpus: readonly number[], pipelineBoundS: number, nodeBudget = nodeBudgetFor(siteGpus.length), splitRoundTrips = true,
-  integralReplicas = false,
+  wholeReplicas?: IntegerFeasibility,
 ): RingPattern {
   const siteCount = siteGpus.length;
   if (siteCount < 2 || siteCount > MAX_SITES || scenario.links.length === 0 || c.layouts.length === 0) return { boundS: -Infinity };
   // No placement of whole replicas at all (memory, GPUs, the batch's microbatch counts): no hosting has one.
-  if (integralReplicas && !anyWholeReplicaPlacement(c, siteGpus)) return { boundS: Infinity };
+  if (wholeReplicas && !anyWholeReplicaPlacement(c, siteGpus, wholeReplicas)) return { boundS: Infinity };
   const classes = stageClasses(c).map((stages) => [...stages].sort((a, b) => a - b));
   classes.sort((a, b) => a[0]! - b[0]!);
   // Contiguous classes in stage order (whole and once-split layouts always give them).
@@ -287,7 +285,7 @@ export function ringPatternSearch(
     }
     return Number.isFinite(least) ? Math.max(0, least - pipelineBoundS) : 0;
   };
-  const wholeReplicasFit = integralReplicas ? integralHostingCheck(c, siteGpus, classOfStage, classCount) : () => true;
+  const wholeReplicasFit = wholeReplicas ? integralHostingCheck(c, siteGpus, classOfStage, classCount, wholeReplicas) : () => true;
   // Several links: the split replicas on the busiest link touching the first (or last) class's sites.
   const severalLinks = splitRoundTrips && linkCount > 1 ? severalLinksSplitFloorOf(c) : undefined;
   const leastTouchingBytesPerS = !severalLinks ? new Float64Array(0) : Float64Array.from({ length: subsetCount }, (_, h) => {

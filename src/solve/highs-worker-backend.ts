@@ -55,7 +55,7 @@ let sharedModule: Promise<CompiledWasm | undefined> | undefined;
 /** A WebAssembly.Module (the project's TypeScript lib has no WebAssembly declarations). */
 type CompiledWasm = object;
 const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<CompiledWasm> } }).WebAssembly;
-function sharedHighsModule(): Promise<CompiledWasm | undefined> {
+export function sharedHighsModule(): Promise<CompiledWasm | undefined> {
   sharedModule ??= readFile(join(dirname(require.resolve('highs')), 'highs.wasm'))
     .then((bytes) => wasm.compile(bytes))
     .catch(() => undefined); // each worker then compiles its own

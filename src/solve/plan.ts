@@ -3,12 +3,14 @@
  * spaces, and the independent re-check of everything printed.
  */
 import { availableParallelism } from 'os';
+import type { IntegerFeasibility } from '../formulation/hosting-integrality';
 import { FULL_SPACE, withFramework, type SpaceRestriction } from '../formulation/search-space';
 import type { Framework } from '../model/framework-capabilities';
 import { frameworkFit } from '../model/framework-issues';
 import { layOutPlan } from '../model/placement';
 import type { PlanSpec } from '../model/plan-schema';
 import type { Scenario } from '../model/scenario';
+import { integerFeasibilityOnThisThread } from './highs-integer-feasibility';
 import { HighsWorkerBackend } from './highs-worker-backend';
 import { recheckPlan } from './independent-check';
 import { chooseNetworkSettings } from './network-post-solver';
@@ -44,6 +46,12 @@ export interface PlanOptions {
    * dropped when it does not lay out on it. They change no bound.
    */
   readonly seeds?: PlanSeeds;
+  /**
+   * Answers the ring-pattern bound's whole-replica integer programs (docs/formulation.md §4 step
+   * 3(d)). Default on more than one site: HiGHS on this thread (Node); false: the bound relaxes
+   * whole replicas.
+   */
+  readonly integerFeasibility?: IntegerFeasibility | false;
 }
 
 /** Seed plans per search of {@link plan}. */
@@ -97,8 +105,10 @@ export async function plan(scenario: Scenario, options: PlanOptions = {}): Promi
   const mainShare = withBaselines ? 0.7 : 1;
   const framework = options.framework ?? scenario.search?.framework;
   const inFramework = framework === undefined ? {} : { framework };
+  const integerFeasibility = options.integerFeasibility === false ? undefined
+    : options.integerFeasibility ?? (scenario.sites.length > 1 ? await integerFeasibilityOnThisThread() : undefined);
   try {
-    const main = await searchPlans(scenario, { timeLimitS: timeLimitS * mainShare, gap, backends, concurrentBackends, restriction: withFramework(FULL_SPACE, framework), seedPlans: seedsFor(scenario, options.seeds?.main), onProgress: options.onProgress, backendGraceS: options.backendGraceS, heuristicSeeds: options.heuristicSeeds });
+    const main = await searchPlans(scenario, { timeLimitS: timeLimitS * mainShare, gap, backends, concurrentBackends, integerFeasibility, restriction: withFramework(FULL_SPACE, framework), seedPlans: seedsFor(scenario, options.seeds?.main), onProgress: options.onProgress, backendGraceS: options.backendGraceS, heuristicSeeds: options.heuristicSeeds });
     if (!main.plan || !main.evaluation) {
       // Infeasible only when every candidate's bound is infinite or past the required iteration
       // time; otherwise the search ran out of time.
@@ -113,9 +123,9 @@ export async function plan(scenario: Scenario, options: PlanOptions = {}): Promi
     const baselines: BaselineResult[] = [];
     if (withBaselines) {
       const share = (timeLimitS * (1 - mainShare)) / 2;
-      baselines.push(await baseline(scenario, 'production', 'DP across sites (whole replicas per site), 1F1B/interleaved, default network', withFramework(PRODUCTION_SPACE, framework), share, gap, { backends, concurrentBackends }, [main.plan, ...seedsFor(scenario, options.seeds?.production)], evaluation.predicted.iterationTimeS));
+      baselines.push(await baseline(scenario, 'production', 'DP across sites (whole replicas per site), 1F1B/interleaved, default network', withFramework(PRODUCTION_SPACE, framework), share, gap, { backends, concurrentBackends, integerFeasibility }, [main.plan, ...seedsFor(scenario, options.seeds?.production)], evaluation.predicted.iterationTimeS));
       if (scenario.sites.length > 1) {
-        baselines.push(await baseline(scenario, 'pp-across', 'pipeline stages split across sites, DP inside each site, default network', withFramework(PP_ACROSS_SPACE, framework), share, gap, { backends, concurrentBackends }, [main.plan, ...seedsFor(scenario, options.seeds?.['pp-across'])], evaluation.predicted.iterationTimeS));
+        baselines.push(await baseline(scenario, 'pp-across', 'pipeline stages split across sites, DP inside each site, default network', withFramework(PP_ACROSS_SPACE, framework), share, gap, { backends, concurrentBackends, integerFeasibility }, [main.plan, ...seedsFor(scenario, options.seeds?.['pp-across'])], evaluation.predicted.iterationTimeS));
       }
     }
     // A baseline's plan lies in the full space too (the framework's, with one): if its search found a faster one, it is ours.
@@ -160,7 +170,7 @@ async function baseline(
   restriction: SpaceRestriction,
   timeLimitS: number,
   gap: number,
-  backends: { readonly backends: readonly MipBackend[]; readonly concurrentBackends: readonly MipBackend[] },
+  backends: { readonly backends: readonly MipBackend[]; readonly concurrentBackends: readonly MipBackend[]; readonly integerFeasibility: IntegerFeasibility | undefined },
   seeds: readonly PlanSpec[],
   oursS: number,
 ): Promise<BaselineResult> {

@@ -1,4 +1,5 @@
 /** The search's contract (src/solve/search.ts): what a caller gives it and what it returns. */
+import type { IntegerFeasibility } from '../../formulation/hosting-integrality';
 import type { GpuBudget } from '../../formulation/gpu-budget';
 import type { SpaceRestriction } from '../../formulation/search-space';
 import type { Evaluation } from '../../model/evaluate';
@@ -33,6 +34,12 @@ export interface SearchOptions {
    * returned are what was proven, as always.
    */
   readonly comparedWithS?: number;
+  /**
+   * Answers the ring-pattern bound's whole-replica integer programs (docs/formulation.md §4 step
+   * 3(d), condition (iv)); without it the bound relaxes whole replicas (plan() passes HiGHS on its
+   * own thread).
+   */
+  readonly integerFeasibility?: IntegerFeasibility;
   /** Only plans within this budget of GPUs or their hourly price (docs/formulation.md §10); the bound is then for those. */
   readonly gpuBudget?: GpuBudget;
   readonly onProgress?: (progress: { readonly incumbentS: number; readonly boundS: number; readonly gap: number; readonly elapsedS: number }) => void;

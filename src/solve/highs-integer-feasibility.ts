@@ -1,0 +1,59 @@
+/**
+ * The ring-pattern bound's integer feasibility questions (formulation/hosting-integrality.ts)
+ * answered by HiGHS on the calling thread: the search asks them inside its synchronous branch and
+ * bound, and HiGHS's solves are synchronous and stop at their time limit (the planner's MIPs run in
+ * worker threads instead, hosted by highs-worker-backend.ts).
+ */
+import type { IntegerFeasibility } from '../formulation/hosting-integrality';
+import { maxViolation } from '../formulation/mip';
+import { sharedHighsModule } from './highs-worker-backend';
+import { solveMipWithHighs, toHighsArrays } from './highs-solve';
+
+/**
+ * Feasibility by a loaded HiGHS instance: 'infeasible' only on HiGHS's proof, 'feasible' only for a
+ * solution that satisfies every row of the program, 'unknown' otherwise (time limit reached, or any
+ * failure of the instance, after which it is not asked again).
+ */
+/* eslint-disable-next-line @typescript-eslint/no-explicit-any -- the HiGHS instance is untyped. */
+export function integerFeasibilityWith(highs: any): IntegerFeasibility {
+  let broken = false;
+  return (mip, timeLimitS) => {
+    if (broken) return 'unknown';
+    try {
+      const solution = solveMipWithHighs(highs, { model: toHighsArrays(mip), timeLimitS, relativeGap: 1 });
+      if (solution.status === 'infeasible') return 'infeasible';
+      if (solution.values && maxViolation(mip, solution.values) <= 1e-6) return 'feasible';
+      return 'unknown';
+    } catch {
+      broken = true; // an aborted WebAssembly instance stays unusable
+      return 'unknown';
+    }
+  };
+}
+
+let onThisThread: Promise<IntegerFeasibility | undefined> | undefined;
+
+/**
+ * A HiGHS instance on this thread (Node), instantiated once per process from the module the
+ * worker backends compile; undefined when it cannot be loaded (the whole-replica test is then off).
+ */
+export function integerFeasibilityOnThisThread(): Promise<IntegerFeasibility | undefined> {
+  onThisThread ??= (async () => {
+    try {
+      const compiled = await sharedHighsModule();
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const loader = require('highs') as (settings?: object) => Promise<unknown>;
+      const highs = await loader(compiled === undefined ? undefined : {
+        instantiateWasm: (imports: object, receive: (instance: unknown) => void) => {
+          const wasm = (globalThis as unknown as { WebAssembly: { instantiate(module: object, imports: object): Promise<unknown> } }).WebAssembly;
+          void wasm.instantiate(compiled, imports).then(receive);
+          return {};
+        },
+      });
+      return integerFeasibilityWith(highs);
+    } catch {
+      return undefined;
+    }
+  })();
+  return onThisThread;
+}
