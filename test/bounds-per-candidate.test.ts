@@ -116,6 +116,15 @@ describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\
       // The whole-replica test (hosting-integrality.ts), answered by HiGHS as in the planner.
       const whole = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, wholeReplicas).boundS;
       assertAtMostLeastTime({ ringPatternWholeReplicas: whole }, leastS, candidate);
+      // The planner passes its threshold: hostings at or past it are taken unasked, so the bound is
+      // the same below the threshold and at least it (never above the full test's) otherwise.
+      if (Number.isFinite(whole) && whole > 0) {
+        const above = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, wholeReplicas, whole * 1.001).boundS;
+        expect(above).toBeCloseTo(whole, 12);
+        const below = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, wholeReplicas, whole * 0.99).boundS;
+        expect(below).toBeGreaterThanOrEqual(whole * 0.99 * (1 - 1e-12));
+        expect(below).toBeLessThanOrEqual(whole * (1 + 1e-12));
+      }
       if (whole > bounds.ringPattern * (1 + 1e-9)) wholeReplicaBinds++;
       // Three equal sites of 4 GPUs, dp 3 x pp 4: fractional replicas admit a hosting that costs
       // 0.0345 s; whole replicas lift the bound to 0.0527 s against an optimum of 0.0531 s.

@@ -87,4 +87,15 @@ describe('whole replicas for the ring-pattern bound', () => {
     const tighter = { ...short, rows: short.rows.map((row) => (row.name === 'gpusOfSite0' ? { ...row, upper: 12287 } : row)) };
     expect(wholeReplicas(tighter, 0.2)).toBe('infeasible');
   });
+
+  it('integrality is proven, not only the linear relaxation: 2x = 1 has no integer x, 2x = 2 has', () => {
+    const half = new MipBuilder();
+    const x = half.addColumn('x', 0, 10, { integer: true });
+    half.addRow('twice', [[x, 2]], 1, 1);
+    expect(wholeReplicas(half.build(), 0.2)).toBe('infeasible');
+    const one = new MipBuilder();
+    const y = one.addColumn('y', 0, 10, { integer: true });
+    one.addRow('twice', [[y, 2]], 2, 2);
+    expect(wholeReplicas(one.build(), 0.2)).toBe('feasible');
+  });
 });

@@ -80,10 +80,13 @@ export interface RingPattern {
  * crossing floor alone, to show what they add (test/bounds-per-candidate.test.ts);
  * `wholeReplicas`, an integer solver, adds the whole-replica test (hosting-integrality.ts); without
  * one (the exhaustive mode's reduced enumeration, the closed-form tests) hostings are not asked it.
+ * A hosting whose bound is at least `enoughS` (the caller's pruning threshold) is taken without
+ * asking: the result is then either below `enoughS` and the least over hostings that passed the
+ * test, or at least `enoughS`, which is all the caller needs of it, and either is a bound.
  */
 export function ringPatternSearch(
   scenario: Scenario, c: ConfigCoefficients, siteGpus: readonly number[], pipelineBoundS: number, nodeBudget = nodeBudgetFor(siteGpus.length), splitRoundTrips = true,
-  wholeReplicas?: IntegerFeasibility,
+  wholeReplicas?: IntegerFeasibility, enoughS = Infinity,
 ): RingPattern {
   const siteCount = siteGpus.length;
   if (siteCount < 2 || siteCount > MAX_SITES || scenario.links.length === 0 || c.layouts.length === 0) return { boundS: -Infinity };
@@ -336,8 +339,9 @@ export function ringPatternSearch(
       // The queued floors only raise it further: only where it would otherwise be the least.
       if (exposedS < best) exposedS = syncS + Math.max(crossingS, splitExcessS(changing, true));
       if (exposedS < best) exposedS = Math.max(exposedS, syncS + severalLinksExcessS(changing));
-      // Whole replicas last: an integer program, asked only of a hosting that would be the least.
-      if (exposedS < best && wholeReplicasFit(hosting)) { best = exposedS; leastHosting = { firstClassSites: hosting[0]!, lastClassSites: hosting[classCount - 1]! }; }
+      // Whole replicas last: an integer program, asked only of a hosting that would be the least
+      // and would leave the candidate below the caller's threshold.
+      if (exposedS < best && (pipelineBoundS + exposedS + c.optimizerS >= enoughS || wholeReplicasFit(hosting))) { best = exposedS; leastHosting = { firstClassSites: hosting[0]!, lastClassSites: hosting[classCount - 1]! }; }
       return true;
     }
     const pairs = transitions(i, code);

@@ -85,7 +85,7 @@ const pipelineBoundOf = (state: SearchState, i: number): number =>
  */
 export function liftByRingPattern(state: SearchState, i: number, coefficients: ConfigCoefficients): RingPattern {
   const siteGpus = state.scenario.sites.map((site) => site.gpus);
-  const pattern = ringPatternSearch(state.scenario, coefficients, siteGpus, pipelineBoundOf(state, i), undefined, true, state.options.integerFeasibility);
+  const pattern = ringPatternSearch(state.scenario, coefficients, siteGpus, pipelineBoundOf(state, i), undefined, true, state.options.integerFeasibility, threshold(state));
   if (pattern.boundS === Infinity) tally(state.reasons, "no hosting of its stage classes by the sites holds its replicas whole (the sites' GPUs, memory, the batch's microbatch counts)");
   raiseBound(state, i, pattern.boundS, 'ring-pattern');
   return pattern;
