@@ -107,6 +107,7 @@ describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\
     let layoutCapacityBinds = 0;
     let splitRoundTripBinds = 0;
     let wholeReplicaBinds = 0;
+    let thresholdSavedChecks = 0;
     for (const { candidate, leastS } of visited) {
       if (!Number.isFinite(leastS)) continue;
       const bounds = closedFormBounds(candidate, scenario);
@@ -119,11 +120,20 @@ describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\
       // The planner passes its threshold: hostings at or past it are taken unasked, so the bound is
       // the same below the threshold and at least it (never above the full test's) otherwise.
       if (Number.isFinite(whole) && whole > 0) {
-        const above = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, wholeReplicas, whole * 1.001).boundS;
+        let asked = 0;
+        const counted: IntegerFeasibility = (mip, timeLimitS) => { asked++; return wholeReplicas(mip, timeLimitS); };
+        ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, counted);
+        const everyHosting = asked;
+        asked = 0;
+        const above = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, counted, whole * 1.001).boundS;
         expect(above).toBeCloseTo(whole, 12);
-        const below = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, wholeReplicas, whole * 0.99).boundS;
+        asked = 0;
+        const below = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, counted, whole * 0.99).boundS;
         expect(below).toBeGreaterThanOrEqual(whole * 0.99 * (1 - 1e-12));
         expect(below).toBeLessThanOrEqual(whole * (1 + 1e-12));
+        // Nothing at or past the threshold is asked: at most the up-front program below the least.
+        expect(asked).toBeLessThanOrEqual(everyHosting);
+        if (everyHosting > 1) thresholdSavedChecks += everyHosting - asked;
       }
       if (whole > bounds.ringPattern * (1 + 1e-9)) wholeReplicaBinds++;
       // Three equal sites of 4 GPUs, dp 3 x pp 4: fractional replicas admit a hosting that costs
@@ -174,6 +184,8 @@ describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\
     if (name === 'two-sites') expect(splitRoundTripBinds).toBeGreaterThan(0);
     // Whole replicas (hosting-integrality.ts) lift the all-GPUs candidate: a wrong test would show above.
     if (name === FULL_SITES) expect(wholeReplicaBinds).toBeGreaterThan(0);
+    // The threshold leaves programs unasked on the multi-site scenarios (7 of them on the three equal sites).
+    if (name === FULL_SITES) expect(thresholdSavedChecks).toBeGreaterThan(0);
     if (process.env['BOUND_VERBOSE']) console.log(`${name}: ${checked} candidates, ring pattern above quick and forced spanning on ${ringPatternBinds}, equal to the optimum on ${ringPatternExact}, lifted by split round trips on ${splitRoundTripBinds}, by whole replicas on ${wholeReplicaBinds}; layout capacity above capacity on ${layoutCapacityBinds}`);
   });
 

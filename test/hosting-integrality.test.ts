@@ -11,7 +11,8 @@ import { MipBuilder } from '../src/formulation/mip';
 import { ringPatternSearch } from '../src/formulation/ring-pattern-bound';
 import { parseScenario } from '../src/model/scenario';
 import { enumerateCandidates } from '../src/solve/candidates';
-import { integerFeasibilityOnThisThread } from '../src/solve/highs-integer-feasibility';
+import * as highsIntegerFeasibility from '../src/solve/highs-integer-feasibility';
+import { plan } from '../src/solve/plan';
 import { clone, readFixture } from './helpers/fixtures';
 
 type Json = any; // scenario JSON mutated below
@@ -29,7 +30,7 @@ function threeSites(gpus: readonly number[]) {
 
 let wholeReplicas: IntegerFeasibility;
 beforeAll(async () => {
-  const loaded = await integerFeasibilityOnThisThread();
+  const loaded = await highsIntegerFeasibility.integerFeasibilityOnThisThread();
   if (!loaded) throw new Error('HiGHS did not load on the test thread');
   wholeReplicas = loaded;
 });
@@ -97,5 +98,30 @@ describe('whole replicas for the ring-pattern bound', () => {
     const y = one.addColumn('y', 0, 10, { integer: true });
     one.addRow('twice', [[y, 2]], 2, 2);
     expect(wholeReplicas(one.build(), 0.2)).toBe('feasible');
+    // A fractional relaxation (its vertex x = 0.5) is not taken for infeasibility: x = 1 is a solution.
+    const between = new MipBuilder();
+    const z = between.addColumn('z', 0, 2, { integer: true });
+    between.addRow('between', [[z, 1]], 0.5, 1.5);
+    expect(wholeReplicas(between.build(), 0.2)).toBe('feasible');
   });
+
+  it('plan() asks the whole-replica programs of HiGHS on its own thread by default, and not when told not to', async () => {
+    const { scenario } = threeSites([4, 4, 4]);
+    const loaded = jest.spyOn(highsIntegerFeasibility, 'integerFeasibilityOnThisThread');
+    try {
+      const asked: number[] = [];
+      // The instance beforeAll loaded (this very function's), counted.
+      loaded.mockImplementation(async () => (mip, timeLimitS) => { asked.push(mip.columns.length); return wholeReplicas(mip, timeLimitS); });
+      const withTest = await plan(scenario, { timeLimitS: 20, baselines: false });
+      expect(loaded).toHaveBeenCalledTimes(1);
+      expect(asked.length).toBeGreaterThan(0);
+      const without = await plan(scenario, { timeLimitS: 20, baselines: false, integerFeasibility: false });
+      expect(loaded).toHaveBeenCalledTimes(1);
+      // The same plan; the bound with whole replicas is never below the one without them.
+      expect(without.evaluation?.predicted.iterationTimeS).toBeCloseTo(withTest.evaluation!.predicted.iterationTimeS, 9);
+      expect(withTest.bound.lowerBoundS).toBeGreaterThanOrEqual(without.bound.lowerBoundS * (1 - 1e-9));
+    } finally {
+      loaded.mockRestore();
+    }
+  }, 60_000);
 });

@@ -18,7 +18,7 @@ import { solveMipWithHighs, toHighsArrays } from './highs-solve';
  * 252 of its 262 infeasible ones, 90 ms for all 268 against 970-1,420 ms as integer programs).
  */
 /* eslint-disable-next-line @typescript-eslint/no-explicit-any -- the HiGHS instance is untyped. */
-export function integerFeasibilityWith(highs: any): IntegerFeasibility {
+export function integerFeasibilityWith(highs: any, onFailure?: () => void): IntegerFeasibility {
   let broken = false;
   return (mip, timeLimitS) => {
     if (broken) return 'unknown';
@@ -36,6 +36,7 @@ export function integerFeasibilityWith(highs: any): IntegerFeasibility {
       return 'unknown';
     } catch {
       broken = true; // an aborted WebAssembly instance stays unusable
+      onFailure?.();
       return 'unknown';
     }
   };
@@ -44,10 +45,13 @@ export function integerFeasibilityWith(highs: any): IntegerFeasibility {
 let onThisThread: Promise<IntegerFeasibility | undefined> | undefined;
 
 /**
- * A HiGHS instance on this thread (Node), instantiated once per process from the module the
- * worker backends compile; undefined when it cannot be loaded (the whole-replica test is then off).
+ * A HiGHS instance on this thread (Node), instantiated from the module the worker backends compile
+ * and kept for the process; undefined when it cannot be loaded (the whole-replica test is then off
+ * for that call). An instance that failed, or a load that did not succeed, is not kept: the next
+ * caller loads a fresh one.
  */
 export function integerFeasibilityOnThisThread(): Promise<IntegerFeasibility | undefined> {
+  const forget = () => { onThisThread = undefined; };
   onThisThread ??= (async () => {
     try {
       const compiled = await sharedHighsModule();
@@ -60,8 +64,9 @@ export function integerFeasibilityOnThisThread(): Promise<IntegerFeasibility | u
           return {};
         },
       });
-      return integerFeasibilityWith(highs);
+      return integerFeasibilityWith(highs, forget);
     } catch {
+      forget();
       return undefined;
     }
   })();
