@@ -97,6 +97,12 @@ describe('the cost objective', () => {
     const fastestNone = await fastestWithinLimits(scenario, { maxUsdPerHour: 2 }, 5, context());
     expect(fastestNone.status).toBe('infeasible');
     expect(fastestNone.reasons[0]).toBe('--max-usd-per-hour 2 pays for at most 1 GPU(s), at the cheapest site\'s $1.2 per GPU-hour; the reasons after this one are of the plans within it');
+    // Then the least cap that can help: a lower bound on the cheapest plan's price, which minimiseCost found above.
+    const least = /^no plan of this space fits on fewer than (\d+) GPUs: at least \$([\d.]+) per hour/.exec(fastestNone.reasons[1] ?? '');
+    expect(least).not.toBeNull();
+    expect(Number(least![2])).toBeCloseTo(Number(least![1]) * 1.2, 2);
+    expect(Number(least![2])).toBeGreaterThan(2);
+    expect(Number(least![2])).toBeLessThanOrEqual(free.usdPerHour + 0.005);
   }, 60000);
 
   it('pays for every GPU when search.allowIdleGpus is false: the fastest plan is then the cheapest up to egress', async () => {

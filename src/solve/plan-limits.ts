@@ -13,6 +13,7 @@ import type { GpuBudget } from '../formulation/gpu-budget';
 import { idleGpusReleased, pricesOf } from '../model/prices';
 import type { Bound, PlanResult, SolverReport } from './plan-result';
 import type { SpaceRestriction } from '../formulation/search-space';
+import { leastGpusOfSpace } from './pareto';
 
 export interface PlanLimits {
   /** Most the GPUs the plan pays for may cost per hour, US dollars (needs every site's gpuHourUsd). */
@@ -97,6 +98,20 @@ export async function fastestWithinLimits(given: Scenario, limits: PlanLimits, t
     }
   }
   const outcome = await searchWithinBudget(scenario, budget, [], timeLimitS, context);
-  const reasons = outcome.plan ? [] : [...limitReasons(given, limits), ...outcome.reasons];
+  const reasons = outcome.plan ? [] : [...limitReasons(given, limits), ...leastPriceReason(scenario, limits, context), ...outcome.reasons];
   return planResultOf(scenario, { ...outcome, reasons }, context.restriction, outcome.solver);
+}
+
+/**
+ * When the price cap is what no plan fits under: the fewest GPUs any plan of the space needs (its
+ * candidates that fit memory and share the batch), priced at the cheapest site's GPUs, a lower
+ * bound on the cap that can help.
+ */
+function leastPriceReason(scenario: Scenario, limits: PlanLimits, context: BudgetedSearchContext): string[] {
+  const prices = pricesOf(scenario);
+  if (limits.maxUsdPerHour === undefined || !prices) return [];
+  const leastGpus = leastGpusOfSpace(scenario, context);
+  const cheapestUsd = Math.min(...prices.gpuHourUsd);
+  if (!Number.isFinite(leastGpus) || leastGpus * cheapestUsd <= limits.maxUsdPerHour) return [];
+  return [`no plan of this space fits on fewer than ${leastGpus} GPUs: at least $${(leastGpus * cheapestUsd).toFixed(2)} per hour at the cheapest site's price, the least --max-usd-per-hour that can help (plan --objective cost finds the cheapest plan)`];
 }
