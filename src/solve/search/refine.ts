@@ -8,6 +8,7 @@
 import { batchTooSmallForReplicas, capacityLowerBound } from '../../formulation/capacity-bound';
 import { forcedSpanningLowerBound, outerLowerBound, zero3GatherLowerBound } from '../../formulation/closed-form-bounds';
 import type { ConfigCoefficients } from '../../formulation/coefficients';
+import type { IntegerFeasibility } from '../../formulation/hosting-integrality';
 import { layoutCapacityLowerBound } from '../../formulation/layout-capacity-bound';
 import { ringPatternSearch, type RingPattern } from '../../formulation/ring-pattern-bound';
 import { haveFirstFit, raiseBound, tally, threshold, type SearchState } from './state';
@@ -85,7 +86,13 @@ const pipelineBoundOf = (state: SearchState, i: number): number =>
  */
 export function liftByRingPattern(state: SearchState, i: number, coefficients: ConfigCoefficients): RingPattern {
   const siteGpus = state.scenario.sites.map((site) => site.gpus);
-  const pattern = ringPatternSearch(state.scenario, coefficients, siteGpus, pipelineBoundOf(state, i), undefined, true, state.options.integerFeasibility, threshold(state));
+  // The whole-replica programs stop at the search's deadline (past it a hosting passes unasked).
+  const asked = state.options.integerFeasibility;
+  const wholeReplicas: IntegerFeasibility | undefined = asked && ((mip, timeLimitS) => {
+    const leftS = (state.deadlineMs - Date.now()) / 1000;
+    return leftS <= 0 ? 'unknown' : asked(mip, Math.min(timeLimitS, leftS));
+  });
+  const pattern = ringPatternSearch(state.scenario, coefficients, siteGpus, pipelineBoundOf(state, i), undefined, true, wholeReplicas, threshold(state));
   if (pattern.boundS === Infinity) tally(state.reasons, "no hosting of its stage classes by the sites holds its replicas whole (the sites' GPUs, memory, the batch's microbatch counts)");
   raiseBound(state, i, pattern.boundS, 'ring-pattern');
   return pattern;
