@@ -108,6 +108,7 @@ export function wholeReplicaProgram(
     most.push([x, Math.max(...l.fittingMicrobatches)]);
     fewest.push([x, Math.min(...l.fittingMicrobatches)]);
     for (const [site, gpus] of l.gpusPerSite) gpusBySite[site]!.push([x, gpus]);
+    if (!everyHostingSite) return;
     const classSites = new Set<number>();
     for (let j = 0; j < stageSite.length; j++) classSites.add(classOfStage[j]! * siteGpus.length + stageSite[j]!);
     for (const key of classSites) {

@@ -23,16 +23,15 @@ export function integerFeasibilityWith(highs: any, onFailure?: () => void): Inte
   return (mip, timeLimitS) => {
     if (broken) return 'unknown';
     try {
-      const started = Date.now();
+      const endMs = Date.now() + timeLimitS * 1000;
       const model = toHighsArrays(mip);
-      const relaxation = solveMipWithHighs(highs, { model: { ...model, integrality: new Int32Array(model.numCols) }, timeLimitS, relativeGap: 1 });
-      if (relaxation.status === 'infeasible') return 'infeasible';
-      if (relaxation.values && maxViolation(mip, relaxation.values) <= 1e-6) return 'feasible';
-      const leftS = timeLimitS - (Date.now() - started) / 1000;
-      if (leftS <= 0) return 'unknown';
-      const solution = solveMipWithHighs(highs, { model, timeLimitS: leftS, relativeGap: 1 });
-      if (solution.status === 'infeasible') return 'infeasible';
-      if (solution.values && maxViolation(mip, solution.values) <= 1e-6) return 'feasible';
+      for (const asked of [{ ...model, integrality: new Int32Array(model.numCols) }, model]) {
+        const leftS = (endMs - Date.now()) / 1000;
+        if (leftS <= 0) return 'unknown';
+        const answer = solveMipWithHighs(highs, { model: asked, timeLimitS: leftS, relativeGap: 1 });
+        if (answer.status === 'infeasible') return 'infeasible';
+        if (answer.values && maxViolation(mip, answer.values) <= 1e-6) return 'feasible';
+      }
       return 'unknown';
     } catch {
       broken = true; // an aborted WebAssembly instance stays unusable
