@@ -82,3 +82,32 @@ describe('HiGHS worker backend with an objective cutoff', () => {
     expect(solution.dualBound).toBeLessThanOrEqual(cutoff);
   }, 30_000);
 });
+
+/**
+ * The objective target (HiGHS's objective_target) the planner gives its least-ring-pattern MIP: the
+ * solve ends at its first solution at or below the target, which it answers as 'feasible'; a target
+ * under the optimum changes nothing.
+ */
+describe('HiGHS worker backend with an objective target', () => {
+  const backend = new HighsWorkerBackend();
+  afterAll(async () => { await backend.close(); });
+
+  it('a target above the optimum ends a long solve at its first solution at or below it', async () => {
+    // Without the target this instance runs into the 60 s limit (see the abort test above); any 0/1
+    // assignment with its slack columns is a solution, so one under the target comes at once.
+    const mip = marketSplit(5, 40, 7);
+    const started = Date.now();
+    const solution = checkSolution('highs', mip, await backend.solve(mip, { timeLimitS: 60, relativeGap: 0, objectiveTarget: 1e6 }));
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(solution.status).toBe('feasible');
+    expect(solution.objective).toBeLessThanOrEqual(1e6);
+    expect(solution.dualBound).toBeLessThanOrEqual(solution.objective!);
+  }, 30_000);
+
+  it('a target below the optimum leaves the answer as without it', async () => {
+    const mip = marketSplit(3, 12, 7);
+    const solution = checkSolution('highs', mip, await backend.solve(mip, { timeLimitS: 20, relativeGap: 0, objectiveTarget: 3 }));
+    expect(solution.status).toBe('optimal');
+    expect(solution.objective).toBeCloseTo(8, 6);
+  }, 30_000);
+});

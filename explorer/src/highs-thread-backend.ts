@@ -17,6 +17,7 @@ export class HighsThreadBackend implements MipBackend {
     const request = {
       model: toHighsArrays(mip), timeLimitS: options.timeLimitS, relativeGap: options.relativeGap,
       stopWhenBoundAtLeast: options.stopWhenBoundAtLeast, randomSeed: options.randomSeed, objectiveCutoff: options.objectiveCutoff,
+      objectiveTarget: options.objectiveTarget,
     };
     const progress = options.onProgress;
     const abort = options.abort;

@@ -63,6 +63,8 @@ export interface HighsSolveRequest {
   readonly randomSeed?: number;
   /** HiGHS's objective_bound: nodes whose bound reaches it are pruned, solutions at or above it dropped. */
   readonly objectiveCutoff?: number;
+  /** HiGHS's objective_target: the solve stops at the first solution at or below it. */
+  readonly objectiveTarget?: number;
 }
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the HiGHS instance arrives untyped inside the worker. */
@@ -85,6 +87,7 @@ export function solveMipWithHighs(highs: any, request: HighsSolveRequest, onProg
     if (request.randomSeed !== undefined) model.options.set({ random_seed: request.randomSeed });
     const cutoff = request.objectiveCutoff !== undefined && Number.isFinite(request.objectiveCutoff) ? request.objectiveCutoff : Infinity;
     if (cutoff < Infinity) model.options.set({ objective_bound: cutoff });
+    if (request.objectiveTarget !== undefined && Number.isFinite(request.objectiveTarget)) model.options.set({ objective_target: request.objectiveTarget });
     const callbacks: Record<number, (event: any) => void> = {};
     if (onProgress) {
       const report = (event: any) => onProgress(Number(event.data.mip_primal_bound), Number(event.data.mip_dual_bound));

@@ -163,7 +163,7 @@ export class HighsWorkerBackend implements MipBackend {
       else options.abort?.addEventListener('abort', stop);
       // Transferred, not cloned: the arrays are built for this message alone.
       const model = toHighsArrays(mip);
-      const request = { model, timeLimitS: options.timeLimitS, relativeGap: options.relativeGap, stopWhenBoundAtLeast: options.stopWhenBoundAtLeast, randomSeed: options.randomSeed, objectiveCutoff: options.objectiveCutoff };
+      const request = { model, timeLimitS: options.timeLimitS, relativeGap: options.relativeGap, stopWhenBoundAtLeast: options.stopWhenBoundAtLeast, randomSeed: options.randomSeed, objectiveCutoff: options.objectiveCutoff, objectiveTarget: options.objectiveTarget };
       this.postAfterModule(worker, { request }, arrayBuffersOf(model));
     });
   }

@@ -19,6 +19,11 @@ export interface MipSolveOptions {
    * its dual bound then claims nothing past the cutoff.
    */
   readonly objectiveCutoff?: number;
+  /**
+   * The caller has what it came for once it holds a solution whose objective is at most this:
+   * the solver may stop there and answer 'feasible' with it (HiGHS `objective_target`).
+   */
+  readonly objectiveTarget?: number;
   /** Seed of the solver's randomised choices (HiGHS `random_seed`); another seed takes another path. */
   readonly randomSeed?: number;
   /** Once aborted, the solver stops at its next chance and answers with what it has (still checked). */

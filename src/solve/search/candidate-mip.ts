@@ -14,6 +14,14 @@ import type { MipQueue } from './mip-queue';
 import { globalBound, greedyOf, haveFirstFit, report, threshold, type SearchState } from './state';
 
 /**
+ * The longest a least-ring-pattern MIP runs (405B 4-site row: its gap-closing placement after
+ * 0.9-1.0 s warm and 1.5 s in a fresh process, where HiGHS runs on WebAssembly's baseline tier;
+ * with the 1.2 s it had there, the search went on to the full MIP, whose placement the cost model
+ * times 1.1% above the bound, and ended at its 7 s limit).
+ */
+const LEAST_PATTERN_MIP_MAX_S = 3;
+
+/**
  * Solves candidate i's MIP on `primary` (then the fallback chain); 'stop' ends the MIP phase.
  * With `seed`, a second solve of a MIP already in flight, on its own (no fallbacks): whichever
  * finishes first stops the other, which answers with what it has.
@@ -38,8 +46,9 @@ export async function solveCandidateMip(state: SearchState, queue: MipQueue, pos
     }
     stopSolvesNoLongerNeeded(state, queue);
     if (bounds[i]! < threshold(state) && Date.now() < state.deadlineMs) {
-      // A fifth of the time left, at most 2 s (its 405B 4-site MIP: 0.2 s warm, 1.1 s in a fresh process).
-      await solveLeastPatternMip(state, queue, i, coefficients, primary, Math.max(0.05, Math.min(2, (state.deadlineMs - Date.now()) / 5000)));
+      // A third of the time left, at most LEAST_PATTERN_MIP_MAX_S: it stops at its first placement
+      // that would close the gap, so the limit binds only when it has none.
+      await solveLeastPatternMip(state, queue, i, coefficients, primary, Math.max(0.05, Math.min(LEAST_PATTERN_MIP_MAX_S, (state.deadlineMs - Date.now()) / 3000)));
       stopSolvesNoLongerNeeded(state, queue);
     }
   }
@@ -95,6 +104,7 @@ export async function solveCandidateMip(state: SearchState, queue: MipQueue, pos
 /** Stops MIPs still running whose candidate a better incumbent has pruned (or all, once feasibility mode has its plan). */
 function stopSolvesNoLongerNeeded(state: SearchState, queue: MipQueue): void {
   for (const [j, f] of queue.inFlight) if (haveFirstFit(state) || state.bounds[j]! >= threshold(state)) f.done.abort();
+  for (const [j, stop] of queue.leastPatternSolves) if (haveFirstFit(state) || state.bounds[j]! >= threshold(state)) stop.abort();
 }
 
 /**
@@ -116,7 +126,15 @@ async function solveLeastPatternMip(state: SearchState, queue: MipQueue, i: numb
   if (layoutCapacityLowerBound(restricted, scenario.sites.map((site) => site.gpus), bounds[i]!, threshold(state)) >= threshold(state)) return;
   const placement = buildPlacementMip(scenario, restricted, bounds[i]!, threshold(state), options.gpuBudget);
   if (!placement) return;
+  // Its plan is all it is for: it stops at the first placement whose MIP time would close the
+  // search's gap against today's bound (the cost model then times it; the MIP is a relaxation, so
+  // the check may still find it short).
+  const closingS = options.gap < 1 ? globalBound(state) / (1 - options.gap) : undefined;
+  // Stopped with what it has once a plan from elsewhere prunes its candidate (stopSolvesNoLongerNeeded).
+  const stop = new AbortController();
+  queue.leastPatternSolves.set(i, stop);
   const solved = await solveWithFallbacks(placement, { ...options, gap: options.gap / 4, backends: [primary] },
-    { timeLimitS, stopWhenBoundAtLeast: Number.isFinite(threshold(state)) ? threshold(state) : undefined, haveIncumbent: true, objectiveCutoff: cutoffFor(state, placement) }, state);
+    { timeLimitS, stopWhenBoundAtLeast: Number.isFinite(threshold(state)) ? threshold(state) : undefined, haveIncumbent: true, objectiveCutoff: cutoffFor(state, placement), objectiveTarget: closingS, abort: stop.signal }, state)
+    .finally(() => queue.leastPatternSolves.delete(i));
   if (solved?.solution.values) adoptMipPlan(state, restricted, placement, solved.solution, `${solved.engine} (layouts of a least ring pattern)`);
 }

@@ -18,6 +18,7 @@ export interface MipLimits {
   readonly randomSeed?: number;
   readonly abort?: AbortSignal;
   readonly objectiveCutoff?: number;
+  readonly objectiveTarget?: number;
 }
 
 /** The backend chain and gap of one solve (the first backend is the lane's). */

@@ -43,6 +43,8 @@ export interface MipQueue {
   /** The ring-pattern bound of each candidate taken so far (each is lifted once). */
   readonly lifted: Map<number, RingPattern>;
   readonly inFlight: Map<number, InFlightMip>;
+  /** Least-ring-pattern MIPs running (a heuristic each, before its candidate's MIP): candidate -> their stop. */
+  readonly leastPatternSolves: Map<number, AbortController>;
   /** Candidates whose MIP answered, in the order they answered. */
   readonly solved: SolvedMip[];
   /** A lane has ended the MIP phase. */
@@ -55,7 +57,7 @@ export function queueMips(state: SearchState, refined: Refined): MipQueue {
   const waiting = refined.coefficients;
   const isLarge = new Map([...waiting].map(([i, c]) => [i, c.layouts.reduce((sum, l) => sum + l.fittingMicrobatches.length, 0) > SMALL_MIP_CHOICES]));
   const order = [...waiting.keys()].sort((a, b) => Number(isLarge.get(a)) - Number(isLarge.get(b)) || bounds[a]! - bounds[b]! || a - b);
-  return { waiting, isLarge, order, next: 0, lifted: new Map(), inFlight: new Map(), solved: [], stopped: false };
+  return { waiting, isLarge, order, next: 0, lifted: new Map(), inFlight: new Map(), leastPatternSolves: new Map(), solved: [], stopped: false };
 }
 
 /**
