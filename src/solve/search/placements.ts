@@ -28,6 +28,7 @@ export async function solvePlacements(state: SearchState, queue: MipQueue): Prom
           queue.stopped = true;
           state.timedOut = true;
           for (const f of queue.inFlight.values()) f.done.abort();
+          for (const stop of queue.leastPatternSolves.values()) stop.abort();
         }
         continue;
       }
