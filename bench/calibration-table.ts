@@ -2,7 +2,7 @@
  * Prints docs/calibration.md: the cost model against every published row in
  * fixtures/calibration, in-sample (the committed constants) and leave-one-source-out (for each
  * table, the constants refitted on the other tables), and the constant set the fitter finds on
- * all rows. Regenerate with `npm run calibration` (deterministic; about ten minutes: every fit runs from three starts).
+ * all rows. Regenerate with `npm run calibration` (deterministic; 23 minutes on a 2-core machine: every fit runs from three starts).
  * Appends docs/calibration-optima.md, the plausible-optimum table that `npm run calibration:optima`
  * (bench/calibration-optima.ts) records, when that file exists, and the table of
  * docs/user-calibration.md (`npm run calibration:user`: three rows of a published table given to
