@@ -10,14 +10,14 @@ import type { MipBackend } from '../mip-backend';
 import { adoptMipPlan, cutoffFor, noneFaster, polishGreedy, recordMipBound } from './adopt';
 import { consider } from './consider';
 import { solveWithFallbacks } from './fallbacks';
-import type { MipQueue } from './mip-queue';
+import { runningSolves, type MipQueue } from './mip-queue';
 import { globalBound, greedyOf, haveFirstFit, report, threshold, type SearchState } from './state';
 
 /**
  * The longest a least-ring-pattern MIP runs (405B 4-site row: its gap-closing placement after
  * 0.9-1.0 s warm and 1.5 s in a fresh process, where HiGHS runs on WebAssembly's baseline tier;
- * with the 1.2 s it had there, the search went on to the full MIP, whose placement the cost model
- * times 1.1% above the bound, and ended at its 7 s limit).
+ * with the 1.2 s it had there, the search went on to the full MIP, whose placements the cost model
+ * times 1.1-1.2% above the bound, and ended at its 7 s limit).
  */
 const LEAST_PATTERN_MIP_MAX_S = 3;
 
@@ -104,8 +104,7 @@ export async function solveCandidateMip(state: SearchState, queue: MipQueue, pos
 
 /** Stops MIPs still running whose candidate a better incumbent has pruned (or all, once feasibility mode has its plan). */
 function stopSolvesNoLongerNeeded(state: SearchState, queue: MipQueue): void {
-  for (const [j, f] of queue.inFlight) if (haveFirstFit(state) || state.bounds[j]! >= threshold(state)) f.done.abort();
-  for (const [j, stop] of queue.leastPatternSolves) if (haveFirstFit(state) || state.bounds[j]! >= threshold(state)) stop.abort();
+  for (const [j, stop] of runningSolves(queue)) if (haveFirstFit(state) || state.bounds[j]! >= threshold(state)) stop.abort();
 }
 
 /**

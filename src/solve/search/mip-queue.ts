@@ -51,6 +51,12 @@ export interface MipQueue {
   stopped: boolean;
 }
 
+/** Every solve of the queue still running, with its candidate: the candidates' MIPs and their least-pattern MIPs. */
+export function* runningSolves(queue: MipQueue): Generator<readonly [number, AbortController]> {
+  for (const [j, f] of queue.inFlight) yield [j, f.done];
+  yield* queue.leastPatternSolves;
+}
+
 /** The queue of the refined candidates' MIPs: small first, then by bound, then by index. */
 export function queueMips(state: SearchState, refined: Refined): MipQueue {
   const { bounds } = state;

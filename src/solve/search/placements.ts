@@ -5,7 +5,7 @@
  */
 import type { MipBackend } from '../mip-backend';
 import { solveCandidateMip } from './candidate-mip';
-import { takeNextMip, type MipQueue, type SolvedMip } from './mip-queue';
+import { runningSolves, takeNextMip, type MipQueue, type SolvedMip } from './mip-queue';
 import { mipOutlookTooLong } from './mip-outlook';
 import { haveFirstFit, type SearchState } from './state';
 import type { SearchOptions } from './types';
@@ -27,8 +27,7 @@ export async function solvePlacements(state: SearchState, queue: MipQueue): Prom
         else if (mipOutlookTooLong(state, queue, ++finished, phaseStartMs, backends.length)) {
           queue.stopped = true;
           state.timedOut = true;
-          for (const f of queue.inFlight.values()) f.done.abort();
-          for (const stop of queue.leastPatternSolves.values()) stop.abort();
+          for (const [, stop] of runningSolves(queue)) stop.abort();
         }
         continue;
       }
