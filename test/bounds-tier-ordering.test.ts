@@ -127,6 +127,22 @@ describe('a data-parallel ring past the scale-up domain moves one NIC per rank t
     // Inside the domain the ring is the in-domain group's.
     expect(dataParallelTier(site, 2, 4, false)).toEqual(tierForGroup(site, 8, false));
   });
+
+  it('past one pod a ring loads the uplinks with one stream per crossing: slowed only with fewer ranks per pod than the oversubscription', () => {
+    const base = tierScenario('h100-like', { scaleUpGBps: 450, nicGbps: 400, gpusPerSite: 64 }).sites[0]!;
+    const nic = tierForGroup(base, 64, false).bytesPerS;
+    // Meta's pods: 3,072 GPUs at 1:7; tp 8 puts 384 ranks of a ring in each, tp 1 eight rails' worth.
+    const meta = { ...base, podGpus: 3072, podOversubscription: 7 };
+    expect(dataParallelTier(meta, 128, 8, true).bytesPerS).toBe(nic);
+    expect(dataParallelTier(meta, 1024, 1, true).bytesPerS).toBe(dataParallelTier(meta, 1024, 1, false).bytesPerS);
+    // Pods of 16 GPUs at 4:1: tp 8 leaves 2 ranks per pod, half a NIC; tp 4 four, a whole NIC of its two rails.
+    const small = { ...base, podGpus: 16, podOversubscription: 4 };
+    expect(dataParallelTier(small, 8, 8, true).bytesPerS).toBeCloseTo(nic / 2, 6);
+    expect(dataParallelTier(small, 16, 4, true).bytesPerS).toBeCloseTo(nic, 6);
+    expect(dataParallelTier(small, 16, 4, false).bytesPerS).toBeCloseTo(2 * nic, 6);
+    // Spacing wider than a pod: one rank per pod, every crossing on the oversubscribed layer.
+    expect(dataParallelTier(small, 4, 32, true).bytesPerS).toBeCloseTo(nic / 4, 6);
+  });
 });
 
 describe.each(VARIANTS)('bounds at or below the exhaustive optimum: %s', (name, variant) => {

@@ -61,14 +61,25 @@ export function tierForGroup(site: Site, groupGpus: number, spansPods: boolean):
  * ring moves r NICs' worth, capped by the in-domain hops it also makes (docs/cost-model.md §3).
  * Never faster than the same ring inside a domain: a collective still never gets faster as ranks
  * are added (the ring bounds' precondition, docs/formulation.md §3, F14).
+ *
+ * Spread over pods (`spansPods`), a ring enters and leaves each pod once, so a pod's oversubscribed
+ * uplinks carry one stream each way per ring crossing them, not every GPU's traffic. A ring has
+ * g = podGpus / gpusPerRank of its ranks in a pod it fills (its ranks are gpusPerRank apart), so at
+ * most podGpus / g rings cross the pod's uplinks at once, and their podGpus x NIC / oversubscription
+ * bytes/s cap each ring at g x NIC / oversubscription: only a ring with fewer ranks per pod than
+ * the oversubscription is slowed (docs/cost-model.md §3).
  */
 export function dataParallelTier(site: Site, ranks: number, gpusPerRank: number, spansPods: boolean): Tier {
   const groupGpus = ranks * gpusPerRank;
-  const tier = tierForGroup(site, groupGpus, spansPods);
-  const rails = Math.floor(site.scaleUpDomainGpus / gpusPerRank);
-  if (groupGpus <= site.scaleUpDomainGpus || rails <= 1) return tier;
-  const inDomain = tierForGroup(site, site.scaleUpDomainGpus, false);
-  return { bytesPerS: Math.min(inDomain.bytesPerS, rails * tier.bytesPerS), stepLatencyS: tier.stepLatencyS };
+  if (groupGpus <= site.scaleUpDomainGpus) return tierForGroup(site, groupGpus, spansPods);
+  const nic = scaleOutTier(site, false);
+  const rails = Math.max(1, Math.floor(site.scaleUpDomainGpus / gpusPerRank));
+  let bytesPerS = rails > 1 ? Math.min(tierForGroup(site, site.scaleUpDomainGpus, false).bytesPerS, rails * nic.bytesPerS) : nic.bytesPerS;
+  if (spansPods) {
+    const ranksPerPod = Math.max(1, Math.floor(site.podGpus / gpusPerRank));
+    bytesPerS = Math.min(bytesPerS, (ranksPerPod * nic.bytesPerS) / site.podOversubscription);
+  }
+  return { bytesPerS, stepLatencyS: nic.stepLatencyS };
 }
 
 /** Ring all-reduce of `bytes` per GPU over `ranks` GPUs: 2(n-1)/n of the bytes plus 2(n-1) step latencies. */
