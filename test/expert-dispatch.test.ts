@@ -105,6 +105,29 @@ describe('expert dispatch', () => {
     expect(acrossOverlapped).toBeGreaterThan(0);
   });
 
+  it('across pods only the bytes bound for other pods share the oversubscribed uplinks', () => {
+    // 64 GPUs in pods of 16 at 4:1, all of them used (the site spills out of one pod).
+    const podded = (): Scenario => {
+      const spec = JSON.parse(JSON.stringify(moeScenario({ gpus: 64 }).spec));
+      Object.assign(spec.cluster.sites[0], { podGpus: 16, podOversubscription: 4 });
+      return parseScenario(spec);
+    };
+    const flat = moeScenario({ gpus: 64 });
+    // EP 16: a group of 16 consecutive GPUs stays inside its pod, as on a site without pods.
+    expect(epStage(podded(), 16).epExposedS).toBeCloseTo(epStage(flat, 16).epExposedS, 12);
+    // EP 64 over four pods: of the 56 GPUs outside a sender's 8-GPU domain, 48 are in other pods,
+    // so the NIC part takes 4 x 48/56 times as long (the all-to-all is NIC-bound here).
+    const scenario = podded();
+    const across = epStage(scenario, 64);
+    const flatAcross = epStage(flat, 64);
+    const site = scenario.sites[0]!;
+    const bytes = dispatchBytes(scenario.model, expertGroupShape(site, 64, 1), 64, 4096, 'alltoall');
+    const nic = tierForGroup(site, 64, false).bytesPerS;
+    const perA2aFlat = bytes.nicBytes / nic;
+    const perA2aPods = (bytes.nicBytes / nic) * 4 * (48 / 56);
+    expect(across.epExposedS - flatAcross.epExposedS).toBeCloseTo(4 * 8 * (perA2aPods - perA2aFlat), 9);
+  });
+
   it('rejects routing groups that cannot hold the experts a token needs', () => {
     const spec = JSON.parse(JSON.stringify(moeScenario().spec));
     spec.model.moe.routingGroups = { count: 16, perToken: 1 };

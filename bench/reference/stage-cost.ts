@@ -1,6 +1,7 @@
 // Frozen copy of src/model/stage-cost.ts at commit da25fb5 (main before the enumeration perf work, after the pipeline-schedule
 // change): the reference the equivalence test (test/candidates-equivalence.test.ts) and bench/enumeration-speed.ts compare against.
-// Added the same ring-attention merge term as src (ringMergeS, CALIBRATION.ringStepBytesPerElement).
+// Added the same ring-attention merge term as src (ringMergeS, CALIBRATION.ringStepBytesPerElement),
+// and the same pod rule (groups slowed by pods only when spread over them, network.ts groupSpansPods).
 /**
  * Time of one microbatch through one pipeline stage on one site's GPUs: compute (forward,
  * backward, recomputation) and the exposed tensor-, context- and expert-parallel
@@ -8,7 +9,7 @@
  */
 import { CALIBRATION } from '../../src/model/calibration-constants';
 import { dispatchBytes, dispatchS, expertGroupShape } from '../../src/model/expert-dispatch';
-import { allReduceS, scaleOutTier, tierForGroup } from '../../src/model/network';
+import { allReduceS, groupSpansPods, podRingCapBytesPerS, scaleOutTier, tierForGroup } from '../../src/model/network';
 import type { StageLayout } from './placement';
 import type { PlanSpec } from '../../src/model/plan-schema';
 import type { Scenario, Site } from '../../src/model/scenario';
@@ -111,23 +112,24 @@ export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout
   // Tensor parallel: 2 all-reduce equivalents forward and 2 backward per layer (+2 when recomputing).
   const tpCollectives = (4 + (plan.recompute === 'full' ? 2 : 0)) * stage.layers;
   const tpBytes = tokens * model.hidden * BF16_BYTES;
-  const spansPods = sitesUsedGpus > site.podGpus;
+  const spansPods = groupSpansPods(site, sitesUsedGpus, tp);
   const tpTier = tierForGroup(site, tp, spansPods);
   const tpS = expertTp === tp || stage.moeLayers === 0 ? tpCollectives * allReduceS(tpBytes, tp, tpTier)
     : (tpCollectives / 2) * allReduceS(tpBytes, tp, tpTier)
       + ((tpCollectives / 2) / stage.layers) * ((stage.layers - stage.moeLayers) * allReduceS(tpBytes, tp, tpTier)
-        + stage.moeLayers * allReduceS(tpBytes, expertTp, tierForGroup(site, expertTp, spansPods)));
+        + stage.moeLayers * allReduceS(tpBytes, expertTp, tierForGroup(site, expertTp, groupSpansPods(site, sitesUsedGpus, expertTp))));
   // A recomputed dense MLP reruns its collectives over tp, a recomputed MoE layer over the expert tp ranks.
   const recomputedMlps = plan.recompute === 'selective' && modules.includes('mlp') ? denseLayers : 0;
   const tpRecomputeS = (recomputedMlps > 0 ? recomputedMlps * allReduceS(tpBytes, tp, tpTier) : 0)
-    + (moeRecomputed ? stage.moeLayers * allReduceS(tpBytes, expertTp, tierForGroup(site, expertTp, spansPods)) : 0);
+    + (moeRecomputed ? stage.moeLayers * allReduceS(tpBytes, expertTp, tierForGroup(site, expertTp, groupSpansPods(site, sitesUsedGpus, expertTp))) : 0);
   const tpAllS = tpS + tpRecomputeS;
   const tpExposedS = training.overlap.tensorParallel ? Math.max(tpAllS - gemmS, tpAllS * CALIBRATION.tpOverlapResidual) : tpAllS;
 
   // Context parallel (ring attention): c-1 exchanges of the local K,V forward, twice that backward, hidden behind attention.
   const kvWidths = attentionWidths(model); // the model's key and value widths (head dimension, MLA), as the current code computes them
   const kvBytes = tokens * (kvWidths.k + kvWidths.v) * BF16_BYTES / tp;
-  const cpTier = tierForGroup(site, tp * plan.cp, spansPods);
+  const cpGroup = tierForGroup(site, tp * plan.cp, false);
+  const cpTier = groupSpansPods(site, sitesUsedGpus, tp * plan.cp) ? { ...cpGroup, bytesPerS: Math.min(cpGroup.bytesPerS, podRingCapBytesPerS(site, tp)) } : cpGroup;
   const cpS = plan.cp > 1 ? stage.layers * 3 * (plan.cp - 1) * (kvBytes / cpTier.bytesPerS + cpTier.stepLatencyS) : 0;
   const cpExposedS = Math.max(0, cpS - 3 * (attentionS + scoreS + (plan.cp > 1 ? ringMergeS * (plan.cp - 2) / (plan.cp - 1) : 0)));
 
@@ -139,7 +141,9 @@ export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout
     const imbalance = model.moe.loadImbalance ?? 1;
     const bytes = { nicBytes: even.nicBytes * imbalance, scaleUpBytes: even.scaleUpBytes * imbalance };
     const a2aCount = (4 + (plan.recompute === 'full' || moeRecomputed ? 2 : 0)) * stage.moeLayers;
-    const epS = a2aCount * dispatchS(site, shape, tp, bytes, spansPods);
+    const epGroup = plan.ep * expertTp;
+    const epSpans = groupSpansPods(site, sitesUsedGpus, epGroup);
+    const epS = a2aCount * dispatchS(site, shape, tp, bytes, epSpans, epSpans ? Math.min(1, (epGroup - site.podGpus) / Math.max(1, epGroup - site.scaleUpDomainGpus)) : 0);
     epExposedS = training.overlap.expertParallel ? Math.max(epS - gemmS, epS * CALIBRATION.tpOverlapResidual) : epS;
   }
 

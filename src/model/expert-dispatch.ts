@@ -92,11 +92,15 @@ export const scaleDispatchBytes = (bytes: DispatchBytes, factor: number): Dispat
 
 /**
  * Seconds of one dispatch or combine: the NIC and NVLink parts run at once (the slower sets the
- * time), plus one step latency per peer domain and per peer inside the domain.
+ * time), plus one step latency per peer domain and per peer inside the domain. A group spread over
+ * pods (`spansPods`) sends `outOfPodShare` of its NIC bytes out of each pod, all its GPUs at once,
+ * through uplinks of the pod's GPUs' NICs over the oversubscription: the NIC part takes
+ * max(1, share x oversubscription) times as long (docs/cost-model.md §3).
  */
-export function dispatchS(site: Site, shape: ExpertGroupShape, tp: number, bytes: DispatchBytes, spansPods: boolean): number {
+export function dispatchS(site: Site, shape: ExpertGroupShape, tp: number, bytes: DispatchBytes, spansPods: boolean, outOfPodShare = 1): number {
   const inDomain = tierForGroup(site, Math.min(shape.ranksPerDomain * tp, site.scaleUpDomainGpus), false);
-  const nic = scaleOutTier(site, spansPods);
+  const base = scaleOutTier(site, false);
+  const nic = spansPods ? { ...base, bytesPerS: base.bytesPerS / Math.max(1, outOfPodShare * site.podOversubscription) } : base;
   const transferS = Math.max(bytes.nicBytes / nic.bytesPerS, bytes.scaleUpBytes / inDomain.bytesPerS);
   const latencyS = (shape.domains - 1) * nic.stepLatencyS + Math.max(0, Math.ceil(shape.ranksPerDomain) - 1) * inDomain.stepLatencyS;
   return transferS + latencyS;

@@ -75,12 +75,31 @@ export function dataParallelTier(site: Site, ranks: number, gpusPerRank: number,
   const nic = scaleOutTier(site, false);
   const rails = Math.max(1, Math.floor(site.scaleUpDomainGpus / gpusPerRank));
   let bytesPerS = rails > 1 ? Math.min(tierForGroup(site, site.scaleUpDomainGpus, false).bytesPerS, rails * nic.bytesPerS) : nic.bytesPerS;
-  if (spansPods) {
-    const ranksPerPod = Math.max(1, Math.floor(site.podGpus / gpusPerRank));
-    bytesPerS = Math.min(bytesPerS, (ranksPerPod * nic.bytesPerS) / site.podOversubscription);
-  }
+  if (spansPods) bytesPerS = Math.min(bytesPerS, podRingCapBytesPerS(site, gpusPerRank));
   return { bytesPerS, stepLatencyS: nic.stepLatencyS };
 }
+
+/**
+ * What a pod's oversubscribed uplinks leave a ring spread over pods whose ranks are `spacing` GPUs
+ * apart: it holds g = podGpus / spacing ranks in a pod it fills and crosses the uplinks once each
+ * way, beside at most podGpus / g other rings, so it gets g NICs over the oversubscription
+ * ({@link dataParallelTier}; context parallelism's ring, stage-cost.ts).
+ */
+export function podRingCapBytesPerS(site: Site, spacing: number): number {
+  const ranksPerPod = Math.max(1, Math.floor(site.podGpus / spacing));
+  return (ranksPerPod * scaleOutTier(site, false).bytesPerS) / site.podOversubscription;
+}
+
+/**
+ * Whether a group of `groupGpus` consecutive GPUs at a site using `sitesUsedGpus` spreads over
+ * pods: the site spills out of one pod and the group is larger than a pod (Megatron's rank order
+ * keeps tensor-, context- and expert-parallel groups contiguous). A group no larger than a pod is
+ * taken inside one: exact when the pod's size is a multiple of the group's (power-of-two groups in
+ * pods of 1,024 or 3,072 GPUs); otherwise the few groups that straddle a pod boundary are not
+ * charged for the uplinks they share (docs/cost-model.md §3).
+ */
+export const groupSpansPods = (site: Site, sitesUsedGpus: number, groupGpus: number): boolean =>
+  sitesUsedGpus > site.podGpus && groupGpus > site.podGpus;
 
 /** Ring all-reduce of `bytes` per GPU over `ranks` GPUs: 2(n-1)/n of the bytes plus 2(n-1) step latencies. */
 export function allReduceS(bytes: number, ranks: number, tier: Tier): number {

@@ -5,7 +5,7 @@
  */
 import { CALIBRATION } from './calibration-constants';
 import { dispatchBytes, dispatchS, expertGroupShape, expertLoadImbalance, scaleDispatchBytes } from './expert-dispatch';
-import { allReduceS, scaleOutTier, tierForGroup, type Tier } from './network';
+import { allReduceS, groupSpansPods, podRingCapBytesPerS, scaleOutTier, tierForGroup, type Tier } from './network';
 import type { StageLayout } from './placement';
 import { expertTpOf, rankOrderOf, recomputeModulesOf, type PlanSpec } from './plan-schema';
 import type { Scenario, Site } from './scenario';
@@ -127,10 +127,13 @@ export function stageFlops(scenario: Scenario, plan: StageTimePlan, stage: Stage
  * backward, each the local tokens' keys and values at the attention's own widths (GQA with its
  * head dimension; MLA: per-head keys and values).
  */
-function contextParallelS(scenario: Scenario, plan: StageTimePlan, stage: StageLayout, site: Site, spansPods: boolean): number {
+function contextParallelS(scenario: Scenario, plan: StageTimePlan, stage: StageLayout, site: Site, sitesUsedGpus: number): number {
   const widths = attentionWidths(scenario.model);
   const kvBytes = tokensPerGpu(scenario, plan) * (widths.k + widths.v) * BF16_BYTES / plan.tp;
-  const cpTier = tierForGroup(site, plan.tp * plan.cp, spansPods);
+  // A ring whose ranks are tp apart: across pods it loads the uplinks with its own crossings only.
+  const groupGpus = plan.tp * plan.cp;
+  const tier = tierForGroup(site, groupGpus, false);
+  const cpTier = groupSpansPods(site, sitesUsedGpus, groupGpus) ? { ...tier, bytesPerS: Math.min(tier.bytesPerS, podRingCapBytesPerS(site, plan.tp)) } : tier;
   return stage.layers * 3 * (plan.cp - 1) * (kvBytes / cpTier.bytesPerS + cpTier.stepLatencyS);
 }
 
@@ -222,23 +225,24 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
   // +1 per recomputed MLP or MoE layer, over the expert tp ranks for MoE).
   const tpCollectives = (4 + (plan.recompute === 'full' ? 2 : 0)) * stage.layers;
   const tpBytes = tokens * model.hidden * BF16_BYTES;
-  const spansPods = sitesUsedGpus > site.podGpus;
+  // Groups spread over pods (network.ts): tensor parallelism's only when it is larger than a pod.
+  const spansPods = groupSpansPods(site, sitesUsedGpus, tp);
   const tpTier = tierForGroup(site, tp, spansPods);
   // With expertTp < tp (MoE Parallel Folding) a MoE layer's MLP half runs its collectives over the expertTp ranks only.
   const tpS = expertTp === tp || stage.moeLayers === 0 ? tpCollectives * allReduceS(tpBytes, tp, tpTier)
     : (tpCollectives / 2) * allReduceS(tpBytes, tp, tpTier)
       + ((tpCollectives / 2) / stage.layers) * ((stage.layers - stage.moeLayers) * allReduceS(tpBytes, tp, tpTier)
-        + stage.moeLayers * allReduceS(tpBytes, expertTp, tierForGroup(site, expertTp, spansPods)));
+        + stage.moeLayers * allReduceS(tpBytes, expertTp, tierForGroup(site, expertTp, groupSpansPods(site, sitesUsedGpus, expertTp))));
   const recomputedMlps = plan.recompute === 'selective' && modules.includes('mlp') ? denseLayers : 0;
   const tpRecomputeS = (recomputedMlps > 0 ? recomputedMlps * allReduceS(tpBytes, tp, tpTier) : 0)
-    + (moeRecomputed ? stage.moeLayers * allReduceS(tpBytes, expertTp, tierForGroup(site, expertTp, spansPods)) : 0);
+    + (moeRecomputed ? stage.moeLayers * allReduceS(tpBytes, expertTp, tierForGroup(site, expertTp, groupSpansPods(site, sitesUsedGpus, expertTp))) : 0);
   const tpAllS = tpS + tpRecomputeS;
   const tpExposedS = training.overlap.tensorParallel ? Math.max(tpAllS - gemmS, tpAllS * CALIBRATION.tpOverlapResidual) : tpAllS;
 
   // Context parallel (ring attention), hidden behind attention: only the excess is exposed.
   // The exchange for step k + 1 runs beside step k's attention and merge: the last merge comes after the last exchange.
   const cpExposedS = plan.cp > 1
-    ? Math.max(0, contextParallelS(scenario, plan, stage, site, spansPods) - 3 * (attentionS + scoreS + ringMergeS * (plan.cp - 2) / (plan.cp - 1)))
+    ? Math.max(0, contextParallelS(scenario, plan, stage, site, sitesUsedGpus) - 3 * (attentionS + scoreS + ringMergeS * (plan.cp - 2) / (plan.cp - 1)))
     : 0;
 
   // Expert parallel: dispatch and combine forward and backward per MoE layer, on NVLink and the NIC at once.
@@ -249,7 +253,12 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
     const bytes = scaleDispatchBytes(dispatchBytes(model, shape, plan.ep, tokens / tp, training.expertDispatcher), expertLoadImbalance(model));
     // +2 when the layer's forward is recomputed (full, or selective with moe).
     const a2aCount = (4 + (plan.recompute === 'full' || moeRecomputed ? 2 : 0)) * stage.moeLayers;
-    const epS = a2aCount * dispatchS(site, shape, tp, bytes, spansPods);
+    // The group is ep x expertTp consecutive GPUs: spread over pods, the share of its NIC bytes
+    // bound for other pods is that of its GPUs outside the sender's pod among those outside its domain.
+    const groupGpus = plan.ep * expertTp;
+    const epSpansPods = groupSpansPods(site, sitesUsedGpus, groupGpus);
+    const outOfPodShare = epSpansPods ? Math.min(1, (groupGpus - site.podGpus) / Math.max(1, groupGpus - site.scaleUpDomainGpus)) : 0;
+    const epS = a2aCount * dispatchS(site, shape, tp, bytes, epSpansPods, outOfPodShare);
     // Overlapped with another microbatch's compute (Megatron's 1F1B all-to-all overlap, DualPipe):
     // the same exposure rule as tensor-parallel overlap.
     epExposedS = training.overlap.expertParallel ? Math.max(epS - gemmS, epS * CALIBRATION.tpOverlapResidual) : epS;
