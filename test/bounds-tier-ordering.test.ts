@@ -10,7 +10,7 @@
  */
 import { FULL_SPACE } from '../src/formulation/search-space';
 import fc from 'fast-check';
-import { allReduceS, allToAllS, dataParallelTier, tierForGroup } from '../src/model/network';
+import { allReduceS, allToAllS, dataParallelTier, groupSpansPods, podRingCapBytesPerS, tierForGroup } from '../src/model/network';
 import { parseScenario, type Scenario } from '../src/model/scenario';
 import type { Candidate } from '../src/solve/candidates';
 import { exhaustiveSearch } from '../src/solve/exhaustive';
@@ -142,6 +142,16 @@ describe('a data-parallel ring past the scale-up domain moves one NIC per rank t
     expect(dataParallelTier(small, 16, 4, false).bytesPerS).toBeCloseTo(2 * nic, 6);
     // Spacing wider than a pod: one rank per pod, every crossing on the oversubscribed layer.
     expect(dataParallelTier(small, 4, 32, true).bytesPerS).toBeCloseTo(nic / 4, 6);
+    // Context parallelism's ring (ranks tp apart) takes the same cap.
+    expect(podRingCapBytesPerS(small, 8)).toBeCloseTo(nic / 2, 6);
+    expect(podRingCapBytesPerS(meta, 8)).toBeGreaterThan(nic);
+  });
+
+  it('a group is spread over pods only when the site spills out of one and the group is larger than a pod', () => {
+    const site = { ...tierScenario('h100-like', { scaleUpGBps: 450, nicGbps: 400, gpusPerSite: 64 }).sites[0]!, podGpus: 16, podOversubscription: 4 };
+    expect(groupSpansPods(site, 64, 32)).toBe(true);
+    expect(groupSpansPods(site, 64, 16)).toBe(false);
+    expect(groupSpansPods(site, 16, 32)).toBe(false);
   });
 });
 
