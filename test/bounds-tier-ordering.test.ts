@@ -128,7 +128,7 @@ describe('a data-parallel ring past the scale-up domain moves one NIC per rank t
     expect(dataParallelTier(site, 2, 4, false)).toEqual(tierForGroup(site, 8, false));
   });
 
-  it('past one pod a ring loads the uplinks with one stream per crossing: slowed only with fewer ranks per pod than the oversubscription', () => {
+  it('past one pod a ring loads the uplinks with one stream per crossing: capped at max(ranks per pod, rails) NICs over the oversubscription', () => {
     const base = tierScenario('h100-like', { scaleUpGBps: 450, nicGbps: 400, gpusPerSite: 64 }).sites[0]!;
     const nic = tierForGroup(base, 64, false).bytesPerS;
     // Meta's pods: 3,072 GPUs at 1:7; tp 8 puts 384 ranks of a ring in each, tp 1 eight rails' worth.
@@ -145,6 +145,14 @@ describe('a data-parallel ring past the scale-up domain moves one NIC per rank t
     // Context parallelism's ring (ranks tp apart) takes the same cap.
     expect(podRingCapBytesPerS(small, 8)).toBeCloseTo(nic / 2, 6);
     expect(podRingCapBytesPerS(meta, 8)).toBeGreaterThan(nic);
+    // Pods smaller than the domain (4 GPUs in an 8-GPU domain, 4:1): the ring's four rails at tp 2
+    // leave through NICs of two pods, so four NICs over the oversubscription, not the pod's two ranks'.
+    const tiny = { ...base, podGpus: 4, podOversubscription: 4 };
+    expect(dataParallelTier(tiny, 16, 2, true).bytesPerS).toBeCloseTo(nic, 6);
+    // Uplinks faster than the NICs (oversubscription below 1) leave the NICs as the limit: never faster.
+    const under = { ...base, podGpus: 16, podOversubscription: 0.5 };
+    expect(dataParallelTier(under, 16, 4, true).bytesPerS).toBeCloseTo(dataParallelTier(under, 16, 4, false).bytesPerS, 6);
+    expect(tierForGroup(under, 32, true).bytesPerS).toBeCloseTo(tierForGroup(under, 32, false).bytesPerS, 6);
   });
 
   it('a group is spread over pods only when the site spills out of one and the group is larger than a pod', () => {
@@ -152,6 +160,10 @@ describe('a data-parallel ring past the scale-up domain moves one NIC per rank t
     expect(groupSpansPods(site, 64, 32)).toBe(true);
     expect(groupSpansPods(site, 64, 16)).toBe(false);
     expect(groupSpansPods(site, 16, 32)).toBe(false);
+    // Inside one scale-up domain a group's traffic never reaches a NIC, however small the pods.
+    expect(groupSpansPods({ ...site, podGpus: 4 }, 64, 8)).toBe(false);
+    // Not oversubscribed: no pod to slow it.
+    expect(groupSpansPods({ ...site, podOversubscription: 1 }, 64, 32)).toBe(false);
   });
 });
 

@@ -74,3 +74,35 @@ describe('ring attention: each step after the first merges its partial output', 
     }
   });
 });
+
+describe('ring attention over pods: the ring crosses the uplinks once per pod (docs/cost-model.md §3)', () => {
+  // A slow NIC and a short sequence, so the K,V exchanges are exposed; 64 GPUs in 8-GPU domains.
+  const site = (pods?: { podGpus: number; podOversubscription: number }, gpusPerNode = 8): Scenario => {
+    const doc = readFixture('small/one-site') as Json;
+    doc.model = { name: 'pods-ring', layers: 4, hidden: 2048, ffnHidden: 8192, heads: 32, kvHeads: 32, vocab: 32000, mlp: 'swiglu' };
+    doc.training = { ...doc.training, seqLen: 16384, globalBatchSeqs: 8 };
+    doc.cluster.sites[0] = { name: 'dc', gpus: 64, gpusPerNode, ...(pods ?? {}), gpu: { name: 'slow-nic', peakBf16Tflops: 989, memoryGiB: 80, hbmGBps: 3350, scaleUpGBps: 450, scaleUpDomainGpus: 8, nicGbps: 10 } };
+    delete doc.search;
+    return parseScenario(doc, 'pods-ring');
+  };
+  const exposed = (scenario: Scenario, tp: number, cp: number): number => {
+    const p = plan(cp, tp);
+    const [stage] = buildStages(scenario, p, [scenario.model.layers]);
+    return stageTime(scenario, p, stage!, scenario.sites[0]!, 64).cpExposedS;
+  };
+
+  it('a ring of 32 GPUs over pods of 16 at 4:1 with its ranks 8 apart gets half a NIC; inside a pod or a domain, the NIC', () => {
+    const flat = site();
+    const podded = site({ podGpus: 16, podOversubscription: 4 });
+    // tp 8 x cp 4 = 32 GPUs over two pods: 2 ranks per pod, 2 NICs / 4 = half the NIC: every exchange takes twice as long.
+    const flatS = exposed(flat, 8, 4);
+    expect(flatS).toBeGreaterThan(0);
+    expect(exposed(podded, 8, 4)).toBeGreaterThan(flatS * 1.5);
+    // tp 4 x cp 4 = 16 GPUs: inside one pod, as on the site without pods.
+    expect(exposed(podded, 4, 4)).toBeCloseTo(exposed(flat, 4, 4), 12);
+    // tp 2 x cp 4 = 8 GPUs: inside one 8-GPU NVLink domain, whatever the pods (4-GPU nodes and pods here).
+    const smallPods = site({ podGpus: 4, podOversubscription: 4 }, 4);
+    expect(smallPods.sites[0]!.scaleUpDomainGpus).toBe(8);
+    expect(exposed(smallPods, 2, 4)).toBeCloseTo(exposed(site(undefined, 4), 2, 4), 12);
+  });
+});

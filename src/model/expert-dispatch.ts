@@ -3,7 +3,7 @@
  * copies travel (NVLink inside the scale-up domain, the NIC between domains), how many copies
  * cross the NIC with each dispatcher, and how long one all-to-all takes on the two tiers at once.
  */
-import { scaleOutTier, tierForGroup } from './network';
+import { podSlowdown, scaleOutTier, tierForGroup } from './network';
 import type { Scenario, Site } from './scenario';
 import type { ExpertDispatcher } from './scenario-schema';
 
@@ -100,7 +100,7 @@ export const scaleDispatchBytes = (bytes: DispatchBytes, factor: number): Dispat
 export function dispatchS(site: Site, shape: ExpertGroupShape, tp: number, bytes: DispatchBytes, spansPods: boolean, outOfPodShare = 1): number {
   const inDomain = tierForGroup(site, Math.min(shape.ranksPerDomain * tp, site.scaleUpDomainGpus), false);
   const base = scaleOutTier(site, false);
-  const nic = spansPods ? { ...base, bytesPerS: base.bytesPerS / Math.max(1, outOfPodShare * site.podOversubscription) } : base;
+  const nic = spansPods ? { ...base, bytesPerS: base.bytesPerS / Math.max(1, outOfPodShare * podSlowdown(site)) } : base;
   const transferS = Math.max(bytes.nicBytes / nic.bytesPerS, bytes.scaleUpBytes / inDomain.bytesPerS);
   const latencyS = (shape.domains - 1) * nic.stepLatencyS + Math.max(0, Math.ceil(shape.ranksPerDomain) - 1) * inDomain.stepLatencyS;
   return transferS + latencyS;

@@ -29,9 +29,17 @@ export const scaleUpTier = (site: Site): Tier => ({
   stepLatencyS: CALIBRATION.scaleUpStepLatencyS,
 });
 
+/**
+ * How many times slower a pod's uplinks are than its GPUs' NICs: the oversubscription, at least 1
+ * (a layer with more bytes/s than the NICs below it leaves the NICs as the limit; an input below 1
+ * must not make a group that spans pods faster than one that does not, which the planner's
+ * pod-free stage tables rely on).
+ */
+export const podSlowdown = (site: Site): number => Math.max(1, site.podOversubscription);
+
 /** NIC tier at a site; a group spread over more than one pod shares the oversubscribed layer. */
 export const scaleOutTier = (site: Site, spansPods: boolean): Tier => ({
-  bytesPerS: (gbpsToBytesPerS(site.gpu.nicGbps) * CALIBRATION.scaleOutBusEfficiency) / (spansPods ? site.podOversubscription : 1),
+  bytesPerS: (gbpsToBytesPerS(site.gpu.nicGbps) * CALIBRATION.scaleOutBusEfficiency) / (spansPods ? podSlowdown(site) : 1),
   stepLatencyS: CALIBRATION.scaleOutStepLatencyS,
 });
 
@@ -62,12 +70,9 @@ export function tierForGroup(site: Site, groupGpus: number, spansPods: boolean):
  * Never faster than the same ring inside a domain: a collective still never gets faster as ranks
  * are added (the ring bounds' precondition, docs/formulation.md §3, F14).
  *
- * Spread over pods (`spansPods`), a ring enters and leaves each pod once, so a pod's oversubscribed
- * uplinks carry one stream each way per ring crossing them, not every GPU's traffic. A ring has
- * g = podGpus / gpusPerRank of its ranks in a pod it fills (its ranks are gpusPerRank apart), so at
- * most podGpus / g rings cross the pod's uplinks at once, and their podGpus x NIC / oversubscription
- * bytes/s cap each ring at g x NIC / oversubscription: only a ring with fewer ranks per pod than
- * the oversubscription is slowed (docs/cost-model.md §3).
+ * Spread over pods (`spansPods`), a ring's crossings of a pod's oversubscribed uplinks are capped
+ * by {@link podRingCapBytesPerS}: slowed only when podGpus < oversubscription x max(domain,
+ * gpusPerRank) (docs/cost-model.md §3).
  */
 export function dataParallelTier(site: Site, ranks: number, gpusPerRank: number, spansPods: boolean): Tier {
   const groupGpus = ranks * gpusPerRank;
@@ -81,25 +86,29 @@ export function dataParallelTier(site: Site, ranks: number, gpusPerRank: number,
 
 /**
  * What a pod's oversubscribed uplinks leave a ring spread over pods whose ranks are `spacing` GPUs
- * apart: it holds g = podGpus / spacing ranks in a pod it fills and crosses the uplinks once each
- * way, beside at most podGpus / g other rings, so it gets g NICs over the oversubscription
- * ({@link dataParallelTier}; context parallelism's ring, stage-cost.ts).
+ * apart. The ring enters and leaves each pod once, so the uplinks carry one stream each way per
+ * ring crossing them, not every GPU's traffic. It holds g = podGpus / spacing of its ranks in a pod
+ * it fills, so at most podGpus / g rings cross that pod's uplinks at once, and their podGpus x NIC
+ * / oversubscription bytes/s leave each g NICs over the oversubscription. With pods smaller than a
+ * scale-up domain, the ring's r = domain / spacing rail channels leave a domain through NICs of
+ * several pods: max(g, r) NICs. ({@link dataParallelTier}; context parallelism's ring, stage-cost.ts.)
  */
 export function podRingCapBytesPerS(site: Site, spacing: number): number {
-  const ranksPerPod = Math.max(1, Math.floor(site.podGpus / spacing));
-  return (ranksPerPod * scaleOutTier(site, false).bytesPerS) / site.podOversubscription;
+  const ranksPerPod = Math.max(1, Math.floor(site.podGpus / spacing), Math.floor(site.scaleUpDomainGpus / spacing));
+  return (ranksPerPod * scaleOutTier(site, false).bytesPerS) / podSlowdown(site);
 }
 
 /**
- * Whether a group of `groupGpus` consecutive GPUs at a site using `sitesUsedGpus` spreads over
- * pods: the site spills out of one pod and the group is larger than a pod (Megatron's rank order
- * keeps tensor-, context- and expert-parallel groups contiguous). A group no larger than a pod is
- * taken inside one: exact when the pod's size is a multiple of the group's (power-of-two groups in
- * pods of 1,024 or 3,072 GPUs); otherwise the few groups that straddle a pod boundary are not
- * charged for the uplinks they share (docs/cost-model.md §3).
+ * Whether a tensor-, context- or expert-parallel group of `groupGpus` consecutive GPUs (Megatron's
+ * rank order keeps them contiguous) at a site using `sitesUsedGpus` is spread over oversubscribed
+ * pods: the site spills out of one pod, the pods are oversubscribed, and the group is larger than
+ * a pod and than a scale-up domain (inside a domain its traffic never reaches a NIC). A group no
+ * larger than a pod is taken inside one: exact when the pod's size is a multiple of the group's
+ * (power-of-two groups in pods of 1,024 or 3,072 GPUs); otherwise the few groups that straddle a
+ * pod boundary are not charged for the uplinks they share (docs/cost-model.md §3).
  */
 export const groupSpansPods = (site: Site, sitesUsedGpus: number, groupGpus: number): boolean =>
-  sitesUsedGpus > site.podGpus && groupGpus > site.podGpus;
+  site.podOversubscription > 1 && sitesUsedGpus > site.podGpus && groupGpus > Math.max(site.podGpus, site.scaleUpDomainGpus);
 
 /** Ring all-reduce of `bytes` per GPU over `ranks` GPUs: 2(n-1)/n of the bytes plus 2(n-1) step latencies. */
 export function allReduceS(bytes: number, ranks: number, tier: Tier): number {
