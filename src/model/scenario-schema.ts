@@ -129,7 +129,7 @@ export const siteSchema = z.strictObject({
   podGpus: positiveInt('GPUs per full-bisection pod', 1e8).optional()
     .describe('GPUs per full-bisection pod; absent means the whole site is one pod.'),
   podOversubscription: positiveNumber('oversubscription between pods', 1000).default(1)
-    .describe('Oversubscription of the layer joining pods (Meta 24K cluster: 7).'),
+    .describe('Oversubscription of the layer joining pods (Meta 24K cluster: 7); a value below 1 counts as 1.'),
   memoryReserveGiB: z.number({ error: 'must be a non-negative number (GiB per GPU)' }).nonnegative({ error: 'must be a non-negative number (GiB per GPU)' }).max(1e5, { error: 'must be at most 100000 (GiB per GPU)' }).default(0)
     .describe('GiB per GPU kept free of everything the memory model counts (other processes, a margin for the memory model\'s own error): plans must fit in the device memory less this.'),
   gpuHourUsd: z.number({ error: 'must be a non-negative number (US dollars per GPU-hour)' }).nonnegative({ error: 'must be a non-negative number' }).max(1e4, { error: 'must be at most 10000' }).optional()
