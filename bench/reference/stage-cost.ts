@@ -8,8 +8,8 @@
  * communication (docs/cost-model.md §2-3).
  */
 import { CALIBRATION } from '../../src/model/calibration-constants';
-import { dispatchBytes, dispatchS, expertGroupShape } from '../../src/model/expert-dispatch';
-import { allReduceS, groupSpansPods, podRingCapBytesPerS, scaleOutTier, tierForGroup } from '../../src/model/network';
+import { dispatchBytes, dispatchS, expertGroupShape, expertOutOfPodShare } from '../../src/model/expert-dispatch';
+import { allReduceS, contextParallelTier, groupSpansPods, scaleOutTier, tierForGroup } from '../../src/model/network';
 import type { StageLayout } from './placement';
 import type { PlanSpec } from '../../src/model/plan-schema';
 import type { Scenario, Site } from '../../src/model/scenario';
@@ -128,8 +128,7 @@ export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout
   // Context parallel (ring attention): c-1 exchanges of the local K,V forward, twice that backward, hidden behind attention.
   const kvWidths = attentionWidths(model); // the model's key and value widths (head dimension, MLA), as the current code computes them
   const kvBytes = tokens * (kvWidths.k + kvWidths.v) * BF16_BYTES / tp;
-  const cpGroup = tierForGroup(site, tp * plan.cp, false);
-  const cpTier = groupSpansPods(site, sitesUsedGpus, tp * plan.cp) ? { ...cpGroup, bytesPerS: Math.min(cpGroup.bytesPerS, podRingCapBytesPerS(site, tp)) } : cpGroup;
+  const cpTier = contextParallelTier(site, sitesUsedGpus, tp, plan.cp);
   const cpS = plan.cp > 1 ? stage.layers * 3 * (plan.cp - 1) * (kvBytes / cpTier.bytesPerS + cpTier.stepLatencyS) : 0;
   const cpExposedS = Math.max(0, cpS - 3 * (attentionS + scoreS + (plan.cp > 1 ? ringMergeS * (plan.cp - 2) / (plan.cp - 1) : 0)));
 
@@ -141,9 +140,7 @@ export function stageTime(scenario: Scenario, plan: PlanSpec, stage: StageLayout
     const imbalance = model.moe.loadImbalance ?? 1;
     const bytes = { nicBytes: even.nicBytes * imbalance, scaleUpBytes: even.scaleUpBytes * imbalance };
     const a2aCount = (4 + (plan.recompute === 'full' || moeRecomputed ? 2 : 0)) * stage.moeLayers;
-    const epGroup = plan.ep * expertTp;
-    const epSpans = groupSpansPods(site, sitesUsedGpus, epGroup);
-    const epS = a2aCount * dispatchS(site, shape, tp, bytes, epSpans, epSpans ? Math.min(1, (epGroup - site.podGpus) / Math.max(1, epGroup - site.scaleUpDomainGpus)) : 0);
+    const epS = a2aCount * dispatchS(site, shape, tp, bytes, expertOutOfPodShare(site, sitesUsedGpus, plan.ep, expertTp));
     epExposedS = training.overlap.expertParallel ? Math.max(epS - gemmS, epS * CALIBRATION.tpOverlapResidual) : epS;
   }
 

@@ -3,7 +3,7 @@
  * copies travel (NVLink inside the scale-up domain, the NIC between domains), how many copies
  * cross the NIC with each dispatcher, and how long one all-to-all takes on the two tiers at once.
  */
-import { podSlowdown, scaleOutTier, tierForGroup } from './network';
+import { groupSpansPods, podSlowdown, scaleOutTier, tierForGroup } from './network';
 import type { Scenario, Site } from './scenario';
 import type { ExpertDispatcher } from './scenario-schema';
 
@@ -91,16 +91,27 @@ export const scaleDispatchBytes = (bytes: DispatchBytes, factor: number): Dispat
   ({ nicBytes: bytes.nicBytes * factor, scaleUpBytes: bytes.scaleUpBytes * factor });
 
 /**
+ * The share of an expert-parallel group's NIC bytes bound for other pods (0 when the group is not
+ * spread over oversubscribed pods, network.ts groupSpansPods): the group is ep x expertTp
+ * consecutive GPUs, so of the GPUs outside a sender's domain, those outside its pod.
+ */
+export function expertOutOfPodShare(site: Site, sitesUsedGpus: number, ep: number, expertTp: number): number {
+  const groupGpus = ep * expertTp;
+  if (!groupSpansPods(site, sitesUsedGpus, groupGpus)) return 0;
+  return Math.min(1, (groupGpus - site.podGpus) / Math.max(1, groupGpus - site.scaleUpDomainGpus));
+}
+
+/**
  * Seconds of one dispatch or combine: the NIC and NVLink parts run at once (the slower sets the
  * time), plus one step latency per peer domain and per peer inside the domain. A group spread over
- * pods (`spansPods`) sends `outOfPodShare` of its NIC bytes out of each pod, all its GPUs at once,
- * through uplinks of the pod's GPUs' NICs over the oversubscription: the NIC part takes
- * max(1, share x oversubscription) times as long (docs/cost-model.md §3).
+ * pods sends `outOfPodShare` of its NIC bytes out of each pod ({@link expertOutOfPodShare}), all
+ * its GPUs at once, through uplinks of the pod's GPUs' NICs over the oversubscription: the NIC part
+ * takes max(1, share x oversubscription) times as long (docs/cost-model.md §3).
  */
-export function dispatchS(site: Site, shape: ExpertGroupShape, tp: number, bytes: DispatchBytes, spansPods: boolean, outOfPodShare = 1): number {
+export function dispatchS(site: Site, shape: ExpertGroupShape, tp: number, bytes: DispatchBytes, outOfPodShare: number): number {
   const inDomain = tierForGroup(site, Math.min(shape.ranksPerDomain * tp, site.scaleUpDomainGpus), false);
   const base = scaleOutTier(site, false);
-  const nic = spansPods ? { ...base, bytesPerS: base.bytesPerS / Math.max(1, outOfPodShare * podSlowdown(site)) } : base;
+  const nic = outOfPodShare > 0 ? { ...base, bytesPerS: base.bytesPerS / Math.max(1, outOfPodShare * podSlowdown(site)) } : base;
   const transferS = Math.max(bytes.nicBytes / nic.bytesPerS, bytes.scaleUpBytes / inDomain.bytesPerS);
   const latencyS = (shape.domains - 1) * nic.stepLatencyS + Math.max(0, Math.ceil(shape.ranksPerDomain) - 1) * inDomain.stepLatencyS;
   return transferS + latencyS;

@@ -99,6 +99,16 @@ export function podRingCapBytesPerS(site: Site, spacing: number): number {
 }
 
 /**
+ * The tier of context parallelism's ring: cp ranks tp apart ({@link tierForGroup}'s tier of its
+ * tp x cp GPUs, no rails: each step moves a whole block over one hop), spread over pods capped as a
+ * gradient ring is ({@link podRingCapBytesPerS}).
+ */
+export function contextParallelTier(site: Site, sitesUsedGpus: number, tp: number, cp: number): Tier {
+  const tier = tierForGroup(site, tp * cp, false);
+  return groupSpansPods(site, sitesUsedGpus, tp * cp) ? { ...tier, bytesPerS: Math.min(tier.bytesPerS, podRingCapBytesPerS(site, tp)) } : tier;
+}
+
+/**
  * Whether a tensor-, context- or expert-parallel group of `groupGpus` consecutive GPUs (Megatron's
  * rank order keeps them contiguous) at a site using `sitesUsedGpus` is spread over oversubscribed
  * pods: the site spills out of one pod, the pods are oversubscribed, and the group is larger than

@@ -4,8 +4,8 @@
  * communication (docs/cost-model.md §2-3).
  */
 import { CALIBRATION } from './calibration-constants';
-import { dispatchBytes, dispatchS, expertGroupShape, expertLoadImbalance, scaleDispatchBytes } from './expert-dispatch';
-import { allReduceS, groupSpansPods, podRingCapBytesPerS, scaleOutTier, tierForGroup, type Tier } from './network';
+import { dispatchBytes, dispatchS, expertGroupShape, expertLoadImbalance, expertOutOfPodShare, scaleDispatchBytes } from './expert-dispatch';
+import { allReduceS, contextParallelTier, groupSpansPods, scaleOutTier, tierForGroup, type Tier } from './network';
 import type { StageLayout } from './placement';
 import { expertTpOf, rankOrderOf, recomputeModulesOf, type PlanSpec } from './plan-schema';
 import type { Scenario, Site } from './scenario';
@@ -130,10 +130,7 @@ export function stageFlops(scenario: Scenario, plan: StageTimePlan, stage: Stage
 function contextParallelS(scenario: Scenario, plan: StageTimePlan, stage: StageLayout, site: Site, sitesUsedGpus: number): number {
   const widths = attentionWidths(scenario.model);
   const kvBytes = tokensPerGpu(scenario, plan) * (widths.k + widths.v) * BF16_BYTES / plan.tp;
-  // A ring whose ranks are tp apart: across pods it loads the uplinks with its own crossings only.
-  const groupGpus = plan.tp * plan.cp;
-  const tier = tierForGroup(site, groupGpus, false);
-  const cpTier = groupSpansPods(site, sitesUsedGpus, groupGpus) ? { ...tier, bytesPerS: Math.min(tier.bytesPerS, podRingCapBytesPerS(site, plan.tp)) } : tier;
+  const cpTier = contextParallelTier(site, sitesUsedGpus, plan.tp, plan.cp);
   return stage.layers * 3 * (plan.cp - 1) * (kvBytes / cpTier.bytesPerS + cpTier.stepLatencyS);
 }
 
@@ -226,16 +223,16 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
   const tpCollectives = (4 + (plan.recompute === 'full' ? 2 : 0)) * stage.layers;
   const tpBytes = tokens * model.hidden * BF16_BYTES;
   // Groups spread over pods (network.ts): tensor parallelism's only when it is larger than a pod.
-  const spansPods = groupSpansPods(site, sitesUsedGpus, tp);
-  const tpTier = tierForGroup(site, tp, spansPods);
+  const tpTier = tierForGroup(site, tp, groupSpansPods(site, sitesUsedGpus, tp));
+  const expertTpTier = expertTp === tp ? tpTier : tierForGroup(site, expertTp, groupSpansPods(site, sitesUsedGpus, expertTp));
   // With expertTp < tp (MoE Parallel Folding) a MoE layer's MLP half runs its collectives over the expertTp ranks only.
   const tpS = expertTp === tp || stage.moeLayers === 0 ? tpCollectives * allReduceS(tpBytes, tp, tpTier)
     : (tpCollectives / 2) * allReduceS(tpBytes, tp, tpTier)
       + ((tpCollectives / 2) / stage.layers) * ((stage.layers - stage.moeLayers) * allReduceS(tpBytes, tp, tpTier)
-        + stage.moeLayers * allReduceS(tpBytes, expertTp, tierForGroup(site, expertTp, groupSpansPods(site, sitesUsedGpus, expertTp))));
+        + stage.moeLayers * allReduceS(tpBytes, expertTp, expertTpTier));
   const recomputedMlps = plan.recompute === 'selective' && modules.includes('mlp') ? denseLayers : 0;
   const tpRecomputeS = (recomputedMlps > 0 ? recomputedMlps * allReduceS(tpBytes, tp, tpTier) : 0)
-    + (moeRecomputed ? stage.moeLayers * allReduceS(tpBytes, expertTp, tierForGroup(site, expertTp, groupSpansPods(site, sitesUsedGpus, expertTp))) : 0);
+    + (moeRecomputed ? stage.moeLayers * allReduceS(tpBytes, expertTp, expertTpTier) : 0);
   const tpAllS = tpS + tpRecomputeS;
   const tpExposedS = training.overlap.tensorParallel ? Math.max(tpAllS - gemmS, tpAllS * CALIBRATION.tpOverlapResidual) : tpAllS;
 
@@ -253,12 +250,7 @@ export function stageTime(scenario: Scenario, plan: StageTimePlan, stage: StageL
     const bytes = scaleDispatchBytes(dispatchBytes(model, shape, plan.ep, tokens / tp, training.expertDispatcher), expertLoadImbalance(model));
     // +2 when the layer's forward is recomputed (full, or selective with moe).
     const a2aCount = (4 + (plan.recompute === 'full' || moeRecomputed ? 2 : 0)) * stage.moeLayers;
-    // The group is ep x expertTp consecutive GPUs: spread over pods, the share of its NIC bytes
-    // bound for other pods is that of its GPUs outside the sender's pod among those outside its domain.
-    const groupGpus = plan.ep * expertTp;
-    const epSpansPods = groupSpansPods(site, sitesUsedGpus, groupGpus);
-    const outOfPodShare = epSpansPods ? Math.min(1, (groupGpus - site.podGpus) / Math.max(1, groupGpus - site.scaleUpDomainGpus)) : 0;
-    const epS = a2aCount * dispatchS(site, shape, tp, bytes, epSpansPods, outOfPodShare);
+    const epS = a2aCount * dispatchS(site, shape, tp, bytes, expertOutOfPodShare(site, sitesUsedGpus, plan.ep, expertTp));
     // Overlapped with another microbatch's compute (Megatron's 1F1B all-to-all overlap, DualPipe):
     // the same exposure rule as tensor-parallel overlap.
     epExposedS = training.overlap.expertParallel ? Math.max(epS - gemmS, epS * CALIBRATION.tpOverlapResidual) : epS;
