@@ -7,7 +7,9 @@
  * Violations are returned, not thrown, so that the random-scenario test asserts none and the
  * bound-validity benchmark counts them over a wide sample.
  */
+import type { IntegerFeasibility } from '../src/formulation/hosting-integrality';
 import { buildPlacementMip, provenIterationBoundS } from '../src/formulation/placement-mip';
+import { ringPatternSearch } from '../src/formulation/ring-pattern-bound';
 import { FULL_SPACE, type SpaceRestriction } from '../src/formulation/search-space';
 import { parseScenario, type Scenario } from '../src/model/scenario';
 import { ScenarioValidationError } from '../src/model/validation-error';
@@ -37,6 +39,13 @@ export interface BoundAuditOptions {
    * compared with the exhaustive optimum.
    */
   readonly restriction?: SpaceRestriction;
+  /**
+   * The planner's synchronous integer solver: with it, each candidate's ring-pattern bound with
+   * the pipeline caps (docs/formulation.md §4, step 3(d), condition (v)) is audited at a
+   * threshold just above the candidate's least time, where a placement beats the threshold, so
+   * the bound may not pass that least time.
+   */
+  readonly integerFeasibility?: IntegerFeasibility;
 }
 
 export interface BoundAudit {
@@ -83,6 +92,11 @@ export async function auditScenarioBounds(spec: unknown, options: BoundAuditOpti
     if (!Number.isFinite(leastS)) continue;
     const bounds = closedFormBounds(candidate, scenario);
     for (const [name, boundS] of Object.entries(bounds)) above(name, boundS, leastS, describeCandidate(candidate));
+    if (options.integerFeasibility && scenario.links.length > 0) {
+      const siteGpus = scenario.sites.map((site) => site.gpus);
+      const capped = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, options.integerFeasibility, leastS * (1 + 1e-6), true);
+      above('pipeline-caps', capped.boundS, leastS, describeCandidate(candidate));
+    }
     candidates++;
     if (mips >= options.mipsPerScenario) continue;
     const placement = buildPlacementMip(scenario, candidate.coefficients(), 0);

@@ -14,6 +14,7 @@
  */
 import fc from 'fast-check';
 import { scaleOutTier, scaleUpTier } from '../src/model/network';
+import { integerFeasibilityOnThisThread } from '../src/solve/highs-integer-feasibility';
 import { HighsWorkerBackend } from '../src/solve/highs-worker-backend';
 import { defaultBackends } from '../src/solve/plan';
 import { auditScenarioBounds } from './bound-audit';
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
   const want = Math.ceil((target - (shard - 1)) / shards);
   const highs = new HighsWorkerBackend();
   const backends = defaultBackends();
+  const integerFeasibility = await integerFeasibilityOnThisThread();
   const tally = { drawn: 0, invalid: 0, tooLarge: 0, audited: 0, withCustomGpu: 0, fastNic: 0, withPlan: 0, candidates: 0, mips: 0, violations: 0 };
   const started = Date.now();
   let index = 0;
@@ -38,7 +40,7 @@ async function main(): Promise<void> {
     const spec = batch[index % 100];
     if (index++ % shards !== shard - 1) continue;
     tally.drawn++;
-    const audit = await auditScenarioBounds(spec, { highs, backends, exhaustiveCapS: 2, mipsPerScenario: 4, gap: 0.01 });
+    const audit = await auditScenarioBounds(spec, { highs, backends, exhaustiveCapS: 2, mipsPerScenario: 4, gap: 0.01, integerFeasibility });
     if (audit.outcome === 'invalid') { tally.invalid++; continue; }
     if (audit.outcome === 'too-large') { tally.tooLarge++; continue; }
     tally.audited++;

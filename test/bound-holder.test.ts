@@ -8,7 +8,7 @@ import { defaultBackends, plan } from '../src/solve/plan';
 import type { MipBackend } from '../src/solve/mip-backend';
 import { readFixture } from './helpers/fixtures';
 
-const FAMILIES = ['quick', 'span-floor', 'outer', 'capacity', 'forced-spanning', 'zero3-gathers', 'layout-capacity', 'ring-pattern', 'mip', 'threshold', 'enumerated'];
+const FAMILIES = ['quick', 'span-floor', 'outer', 'capacity', 'forced-spanning', 'zero3-gathers', 'layout-capacity', 'ring-pattern', 'pipeline-caps', 'mip', 'threshold', 'enumerated'];
 
 let backends: MipBackend[];
 beforeAll(() => { backends = defaultBackends(); });

@@ -108,6 +108,7 @@ describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\
     let splitRoundTripBinds = 0;
     let wholeReplicaBinds = 0;
     let thresholdSavedChecks = 0;
+    let pipelineCapBinds = 0;
     for (const { candidate, leastS } of visited) {
       if (!Number.isFinite(leastS)) continue;
       const bounds = closedFormBounds(candidate, scenario);
@@ -136,6 +137,20 @@ describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\
         if (everyHosting > 1) thresholdSavedChecks += everyHosting - asked;
       }
       if (whole > bounds.ringPattern * (1 + 1e-9)) wholeReplicaBinds++;
+      // Condition (v), every replica's pipeline phase under the threshold (hosting-pipeline-caps.ts):
+      // with a threshold above the candidate's optimum a placement beats it, so the bound may not
+      // pass the optimum; just below it, the caps may prove the threshold where (i)-(iv) do not.
+      if (Number.isFinite(whole)) {
+        for (const factor of [1 + 1e-6, 1.05]) {
+          const capped = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, wholeReplicas, leastS * factor, true).boundS;
+          expect(capped).toBeLessThanOrEqual(leastS * (1 + 1e-9));
+        }
+        const justBelow = leastS * (1 - 1e-3);
+        const plainBelow = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, wholeReplicas, justBelow).boundS;
+        const cappedBelow = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, wholeReplicas, justBelow, true).boundS;
+        expect(cappedBelow).toBeLessThanOrEqual(leastS * (1 + 1e-9));
+        if (plainBelow < justBelow && cappedBelow >= justBelow) pipelineCapBinds++;
+      }
       // Three equal sites of 4 GPUs, dp 3 x pp 4: fractional replicas admit a hosting that costs
       // 0.0345 s; whole replicas lift the bound to 0.0527 s against an optimum of 0.0531 s.
       if (name === FULL_SITES && candidate.dp === 3) {
@@ -184,9 +199,11 @@ describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\
     if (name === 'two-sites') expect(splitRoundTripBinds).toBeGreaterThan(0);
     // Whole replicas (hosting-integrality.ts) lift the all-GPUs candidate: a wrong test would show above.
     if (name === FULL_SITES) expect(wholeReplicaBinds).toBeGreaterThan(0);
+    // The pipeline caps prove a threshold just below the optimum that (i)-(iv) leave open on one of the three equal sites' candidates.
+    if (name === FULL_SITES) expect(pipelineCapBinds).toBeGreaterThan(0);
     // The threshold leaves programs unasked on the multi-site scenarios (7 of them on the three equal sites).
     if (name === FULL_SITES) expect(thresholdSavedChecks).toBeGreaterThan(0);
-    if (process.env['BOUND_VERBOSE']) console.log(`${name}: ${checked} candidates, ring pattern above quick and forced spanning on ${ringPatternBinds}, equal to the optimum on ${ringPatternExact}, lifted by split round trips on ${splitRoundTripBinds}, by whole replicas on ${wholeReplicaBinds}; layout capacity above capacity on ${layoutCapacityBinds}`);
+    if (process.env['BOUND_VERBOSE']) console.log(`${name}: ${checked} candidates, ring pattern above quick and forced spanning on ${ringPatternBinds}, equal to the optimum on ${ringPatternExact}, lifted by split round trips on ${splitRoundTripBinds}, by whole replicas on ${wholeReplicaBinds}, by pipeline caps just below the optimum on ${pipelineCapBinds}; layout capacity above capacity on ${layoutCapacityBinds}`);
   });
 
   it('the placement MIP solved to optimality never exceeds the least time', async () => {

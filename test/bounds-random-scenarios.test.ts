@@ -2,14 +2,17 @@
  * Every bound is a real bound on scenarios nobody wrote by hand: random small scenarios
  * (bench/random-scenarios.ts: catalog and custom GPUs with either network tier the faster, pods,
  * links from 10 Gb/s to 25.6 Tb/s, every schedule, bf16 and fp8), each solved by exhaustive
- * search, candidate by candidate (bench/bound-audit.ts): every closed-form bound and the placement
- * MIP's proven optimum must be at most the candidate's least time, and `plan` must agree with the
+ * search, candidate by candidate (bench/bound-audit.ts): every closed-form bound, the ring-pattern
+ * bound with its pipeline caps and the placement MIP's proven optimum must be at most the
+ * candidate's least time, and `plan` must agree with the
  * exhaustive optimum. `npm run bench:bounds` runs the same audit over 1,000 scenarios.
  *
  * FUZZ_RUNS and FUZZ_SEED widen or move the sample (e.g. FUZZ_RUNS=200 npx jest bounds-random);
  * FUZZ_SEED with FUZZ_PATH replays the case a failure printed.
  */
 import fc from 'fast-check';
+import type { IntegerFeasibility } from '../src/formulation/hosting-integrality';
+import { integerFeasibilityOnThisThread } from '../src/solve/highs-integer-feasibility';
 import { HighsWorkerBackend } from '../src/solve/highs-worker-backend';
 import type { MipBackend } from '../src/solve/mip-backend';
 import { defaultBackends } from '../src/solve/plan';
@@ -23,7 +26,8 @@ const PATH = process.env['FUZZ_PATH'];
 
 let backends: MipBackend[];
 let highs: HighsWorkerBackend;
-beforeAll(() => { backends = defaultBackends(); highs = new HighsWorkerBackend(); });
+let integerFeasibility: IntegerFeasibility | undefined;
+beforeAll(async () => { backends = defaultBackends(); highs = new HighsWorkerBackend(); integerFeasibility = await integerFeasibilityOnThisThread(); });
 afterAll(async () => { await Promise.all([...backends, highs].map((b) => b.close())); });
 
 describe('bounds and plans on random small scenarios, against exhaustive search', () => {
@@ -31,7 +35,8 @@ describe('bounds and plans on random small scenarios, against exhaustive search'
 
   it('no bound exceeds a candidate\'s exhaustive optimum, and plan agrees with it', async () => {
     await fc.assert(fc.asyncProperty(smallScenarioArbitrary, async (spec) => {
-      const audit = await auditScenarioBounds(spec, { highs, backends, exhaustiveCapS: 2, mipsPerScenario: 8, gap: 0.01 });
+      // With the planner's integer solver the audit also checks the ring-pattern bound's pipeline caps.
+      const audit = await auditScenarioBounds(spec, { highs, backends, exhaustiveCapS: 2, mipsPerScenario: 8, gap: 0.01, integerFeasibility });
       if (audit.outcome === 'invalid') tally.invalid++;
       if (audit.outcome === 'too-large') tally.tooLarge++;
       fc.pre(audit.outcome === 'audited');

@@ -102,34 +102,53 @@ export function wholeReplicaProgram(
   const replicasByClassSite = new Map<number, [number, number][]>();
   usable.forEach((l, k) => {
     const stageSite = l.layout.stageSite;
-    for (let j = 0; j < stageSite.length; j++) if ((hosting[classOfStage[j]!]! & (1 << stageSite[j]!)) === 0) return;
+    if (!layoutIsHosted(stageSite, hosting, classOfStage)) return;
     const x = builder.addColumn(`replicasOnLayout${k}`, 0, c.dp, { integer: true });
     replicas.push([x, 1]);
     most.push([x, Math.max(...l.fittingMicrobatches)]);
     fewest.push([x, Math.min(...l.fittingMicrobatches)]);
     for (const [site, gpus] of l.gpusPerSite) gpusBySite[site]!.push([x, gpus]);
-    if (!everyHostingSite) return;
-    const classSites = new Set<number>();
-    for (let j = 0; j < stageSite.length; j++) classSites.add(classOfStage[j]! * siteGpus.length + stageSite[j]!);
-    for (const key of classSites) {
-      const terms = replicasByClassSite.get(key) ?? [];
-      terms.push([x, 1]);
-      replicasByClassSite.set(key, terms);
-    }
+    if (everyHostingSite) addClassSiteTerms(replicasByClassSite, stageSite, classOfStage, siteGpus.length, x);
   });
   if (replicas.length === 0) return undefined;
   builder.addRow('replicas', replicas, c.dp, c.dp);
   builder.addRow('mostMicrobatches', most, c.totalMicrobatches, Infinity);
   builder.addRow('fewestMicrobatches', fewest, -Infinity, c.totalMicrobatches);
   gpusBySite.forEach((terms, site) => builder.addRow(`gpusOfSite${site}`, terms, -Infinity, siteGpus[site]!));
-  if (everyHostingSite) {
-    for (let i = 0; i < classCount; i++) {
-      for (let site = 0; site < siteGpus.length; site++) {
-        if (!(hosting[i]! & (1 << site))) continue;
-        // A class its allowed layouts never put on a hosting site: no placement has this hosting.
-        builder.addRow(`class${i}OnSite${site}`, replicasByClassSite.get(i * siteGpus.length + site) ?? [], 1, Infinity);
-      }
+  if (everyHostingSite) addHostingSiteRows(builder, replicasByClassSite, hosting, classCount, siteGpus.length);
+  return builder.build();
+}
+
+/** Whether every stage of a layout (its sites, stage by stage) sits on a site hosting the stage's class. */
+export function layoutIsHosted(stageSite: readonly number[], hosting: ArrayLike<number>, classOfStage: ArrayLike<number>): boolean {
+  for (let j = 0; j < stageSite.length; j++) if ((hosting[classOfStage[j]!]! & (1 << stageSite[j]!)) === 0) return false;
+  return true;
+}
+
+/** Adds column x (replicas of a layout) to the terms of every (class, site) pair the layout puts a stage on, keyed class x sites + site. */
+export function addClassSiteTerms(terms: Map<number, [number, number][]>, stageSite: readonly number[], classOfStage: ArrayLike<number>, siteCount: number, x: number): void {
+  const pairs = new Set<number>();
+  for (let j = 0; j < stageSite.length; j++) pairs.add(classOfStage[j]! * siteCount + stageSite[j]!);
+  for (const key of pairs) {
+    const list = terms.get(key) ?? [];
+    list.push([x, 1]);
+    terms.set(key, list);
+  }
+}
+
+/**
+ * The rows "at least one replica of class i on every site hosting it". False when a hosting site
+ * has no allowed layout putting the class there (its row is empty: no placement has this hosting).
+ */
+export function addHostingSiteRows(builder: MipBuilder, terms: ReadonlyMap<number, [number, number][]>, hosting: ArrayLike<number>, classCount: number, siteCount: number): boolean {
+  let every = true;
+  for (let i = 0; i < classCount; i++) {
+    for (let site = 0; site < siteCount; site++) {
+      if (!(hosting[i]! & (1 << site))) continue;
+      const list = terms.get(i * siteCount + site) ?? [];
+      if (list.length === 0) every = false;
+      builder.addRow(`class${i}OnSite${site}`, list, 1, Infinity);
     }
   }
-  return builder.build();
+  return every;
 }

@@ -22,7 +22,10 @@
  * - given an integer solver (`wholeReplicas`; the planner's is HiGHS), whole replicas, asked of a
  *   complete hosting that would be the least so far: dp whole replicas on layouts that keep every
  *   stage on a site hosting its class fit the sites' GPUs, carry the batch and put a replica of
- *   each class on each site hosting it (hosting-integrality.ts, an integer program).
+ *   each class on each site hosting it (hosting-integrality.ts, an integer program);
+ * - on request, with the caller's threshold, the same with every replica's pipeline phase under
+ *   the threshold less the hosting's exposure, each link shared by the replicas crossing it
+ *   (hosting-pipeline-caps.ts): a hosting without such a placement counts at the threshold.
  * Placements and layouts beyond these (which site pairs a replica joins, microbatch counts
  * beyond the batch's sum) are relaxed, so the result is a lower bound, not the exact optimum.
  *
@@ -40,6 +43,7 @@ import type { Scenario } from '../model/scenario';
 import type { ConfigCoefficients } from './coefficients';
 import { crossingFloorOf, severalLinksSplitFloorOf, splitRoundTripFloors, type SplitLayoutFloor } from './crossing-floor';
 import { anyWholeReplicaPlacement, integralHostingCheck, type IntegerFeasibility } from './hosting-integrality';
+import { pipelineCapCheck } from './hosting-pipeline-caps';
 import { busiestSiteReplicas, popcount, ringLoadTable } from './ring-pattern-tables';
 import { largestWindowsS, stageClasses, undominatedStages } from './stage-classes';
 
@@ -83,15 +87,33 @@ export interface RingPattern {
  * A hosting whose bound is at least `enoughS` (the caller's pruning threshold) is taken without
  * asking: the result is then either below `enoughS` and the least over hostings that passed the
  * test, or at least `enoughS`, which is all the caller needs of it, and either is a bound.
+ * `pipelineCaps` (with a solver and a finite `enoughS`) adds condition (v), every replica's
+ * pipeline phase under the threshold (hosting-pipeline-caps.ts): a complete hosting that would be
+ * the least so far and has no placement faster than `enoughS` counts at that level.
  */
 export function ringPatternSearch(
   scenario: Scenario, c: ConfigCoefficients, siteGpus: readonly number[], pipelineBoundS: number, nodeBudget = nodeBudgetFor(siteGpus.length), splitRoundTrips = true,
-  wholeReplicas?: IntegerFeasibility, enoughS = Infinity,
+  wholeReplicas?: IntegerFeasibility, enoughS = Infinity, pipelineCaps = false,
 ): RingPattern {
   const siteCount = siteGpus.length;
   if (siteCount < 2 || siteCount > MAX_SITES || scenario.links.length === 0 || c.layouts.length === 0) return { boundS: -Infinity };
   // No placement of whole replicas at all (memory, GPUs, the batch's microbatch counts): no hosting has one.
   if (wholeReplicas && !anyWholeReplicaPlacement(c, siteGpus, wholeReplicas)) return { boundS: Infinity };
+  // Condition (v) keeps the least so far at the threshold's level longer, so its search visits more
+  // hostings: it gets more nodes (it is asked only of candidates the search without it left open).
+  const withCaps = pipelineCaps && wholeReplicas !== undefined && Number.isFinite(enoughS);
+  return searchHostings(scenario, c, siteGpus, pipelineBoundS, withCaps ? nodeBudget * CAPPED_NODE_FACTOR : nodeBudget, splitRoundTrips, wholeReplicas, enoughS, withCaps);
+}
+
+/** Condition (v)'s search may visit this many times the nodes of the search without it (4-site DeepSeek-V3 row: 55,882 against 30,000). */
+const CAPPED_NODE_FACTOR = 4;
+
+/** The branch and bound over hostings, with or without condition (v). */
+function searchHostings(
+  scenario: Scenario, c: ConfigCoefficients, siteGpus: readonly number[], pipelineBoundS: number, nodeBudget: number, splitRoundTrips: boolean,
+  wholeReplicas: IntegerFeasibility | undefined, enoughS: number, withCaps: boolean,
+): RingPattern {
+  const siteCount = siteGpus.length;
   const classes = stageClasses(c).map((stages) => [...stages].sort((a, b) => a - b));
   classes.sort((a, b) => a[0]! - b[0]!);
   // Contiguous classes in stage order (whole and once-split layouts always give them).
@@ -289,6 +311,16 @@ export function ringPatternSearch(
     return Number.isFinite(least) ? Math.max(0, least - pipelineBoundS) : 0;
   };
   const wholeReplicasFit = wholeReplicas ? integralHostingCheck(c, siteGpus, classOfStage, classCount, wholeReplicas) : () => true;
+  // Condition (v): with a threshold, every replica's pipeline phase under it (hosting-pipeline-caps.ts).
+  const underCaps = withCaps && wholeReplicas && Number.isFinite(enoughS) ? pipelineCapCheck(c, siteGpus, classOfStage, classCount, wholeReplicas) : undefined;
+  /** What a complete hosting whose hostings pass adds over the pipeline bound at least: its exposure, or the threshold's level when no placement of it beats the threshold. */
+  const passedExposureS = (syncS: number, exposedS: number): number | undefined => {
+    if (pipelineBoundS + exposedS + c.optimizerS >= enoughS) return exposedS;
+    const capped = underCaps ? underCaps(hosting, enoughS - syncS - c.optimizerS) : 'unknown';
+    // No placement of this hosting is faster than the threshold (or none exists): it counts at the threshold.
+    if (capped === 'infeasible') return Math.max(exposedS, enoughS - pipelineBoundS - c.optimizerS);
+    return capped === 'feasible' || wholeReplicasFit(hosting) ? exposedS : undefined;
+  };
   // Several links: the split replicas on the busiest link touching the first (or last) class's sites.
   const severalLinks = splitRoundTrips && linkCount > 1 ? severalLinksSplitFloorOf(c) : undefined;
   const leastTouchingBytesPerS = !severalLinks ? new Float64Array(0) : Float64Array.from({ length: subsetCount }, (_, h) => {
@@ -341,7 +373,8 @@ export function ringPatternSearch(
       if (exposedS < best) exposedS = Math.max(exposedS, syncS + severalLinksExcessS(changing));
       // Whole replicas last: an integer program, asked only of a hosting that would be the least
       // and would leave the candidate below the caller's threshold.
-      if (exposedS < best && (pipelineBoundS + exposedS + c.optimizerS >= enoughS || wholeReplicasFit(hosting))) { best = exposedS; leastHosting = { firstClassSites: hosting[0]!, lastClassSites: hosting[classCount - 1]! }; }
+      const passedS = exposedS < best ? passedExposureS(syncS, exposedS) : undefined;
+      if (passedS !== undefined && passedS < best) { best = passedS; leastHosting = { firstClassSites: hosting[0]!, lastClassSites: hosting[classCount - 1]! }; }
       return true;
     }
     const pairs = transitions(i, code);

@@ -19,7 +19,7 @@ import { enumeratePhase } from './search/enumerate';
 import { finishSearch } from './search/finish';
 import { queueMips } from './search/mip-queue';
 import { solvePlacements } from './search/placements';
-import { refineBounds } from './search/refine';
+import { liftByPipelineCaps, refineBounds } from './search/refine';
 import { exhaustBoundHolders } from './search/exhaust-holders';
 import { secondPass } from './search/second-pass';
 import { seedFromRefined, seedPhase } from './search/seed';
@@ -35,6 +35,7 @@ export async function searchPlans(given: Scenario, options: SearchOptions): Prom
   // The greedy placements of the best refined candidates, before their MIPs.
   seedFromRefined(state, refined.coefficients, queue.order);
   const solved = await solvePlacements(state, queue);
+  liftByPipelineCaps(state, solved);
   await secondPass(state, solved);
   exhaustBoundHolders(state, solved);
   return finishSearch(state, refined);

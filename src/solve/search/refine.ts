@@ -11,7 +11,7 @@ import type { ConfigCoefficients } from '../../formulation/coefficients';
 import type { IntegerFeasibility } from '../../formulation/hosting-integrality';
 import { layoutCapacityLowerBound } from '../../formulation/layout-capacity-bound';
 import { ringPatternSearch, type RingPattern } from '../../formulation/ring-pattern-bound';
-import { haveFirstFit, raiseBound, tally, threshold, type SearchState } from './state';
+import { gapNow, haveFirstFit, raiseBound, report, tally, threshold, type SearchState } from './state';
 
 const BATCH_SPLIT_REASON = 'the batch cannot be shared by dp replicas (each runs at least one microbatch, at least pp with the interleaved schedule)';
 
@@ -86,14 +86,44 @@ const pipelineBoundOf = (state: SearchState, i: number): number =>
  */
 export function liftByRingPattern(state: SearchState, i: number, coefficients: ConfigCoefficients): RingPattern {
   const siteGpus = state.scenario.sites.map((site) => site.gpus);
-  // The whole-replica programs stop at the search's deadline (past it a hosting passes unasked).
-  const asked = state.options.integerFeasibility;
-  const wholeReplicas: IntegerFeasibility | undefined = asked && ((mip, timeLimitS) => {
-    const leftS = (state.deadlineMs - Date.now()) / 1000;
-    return leftS <= 0 ? 'unknown' : asked(mip, Math.min(timeLimitS, leftS));
-  });
-  const pattern = ringPatternSearch(state.scenario, coefficients, siteGpus, pipelineBoundOf(state, i), undefined, true, wholeReplicas, threshold(state));
+  const pattern = ringPatternSearch(state.scenario, coefficients, siteGpus, pipelineBoundOf(state, i), undefined, true, wholeReplicasUntilDeadline(state), threshold(state));
   if (pattern.boundS === Infinity) tally(state.reasons, "no hosting of its stage classes by the sites holds its replicas whole (the sites' GPUs, memory, the batch's microbatch counts)");
   raiseBound(state, i, pattern.boundS, 'ring-pattern');
   return pattern;
+}
+
+/** The planner's integer solver, stopped at the search's deadline (past it a hosting passes unasked). */
+function wholeReplicasUntilDeadline(state: SearchState): IntegerFeasibility | undefined {
+  const asked = state.options.integerFeasibility;
+  return asked && ((mip, timeLimitS) => {
+    const leftS = (state.deadlineMs - Date.now()) / 1000;
+    return leftS <= 0 ? 'unknown' : asked(mip, Math.min(timeLimitS, leftS));
+  });
+}
+
+/**
+ * Once every MIP has answered and the gap is still open (§4, step 3(d), condition (v)): the
+ * candidates still under the threshold, least bound first, searched again with the pipeline caps
+ * at today's threshold, which only the incumbent the MIPs left makes tight. A candidate none of
+ * whose hostings has a placement under the threshold is pruned (4-site DeepSeek-V3 planner-scaling
+ * row: its plan's own candidate, 2.502 s by the search without the caps, at least the threshold of
+ * its 2.559 s plan with them). Each candidate once; stops at the deadline or once the gap closes.
+ */
+export function liftByPipelineCaps(state: SearchState, candidates: readonly { readonly index: number; readonly coefficients: ConfigCoefficients }[]): void {
+  const wholeReplicas = wholeReplicasUntilDeadline(state);
+  if (!wholeReplicas || state.scenario.links.length === 0) return;
+  const siteGpus = state.scenario.sites.map((site) => site.gpus);
+  const left = [...candidates];
+  while (left.length > 0) {
+    if (gapNow(state) <= state.options.gap * (1 + 1e-9) || Date.now() >= state.deadlineMs || haveFirstFit(state)) return;
+    const stopAt = threshold(state);
+    if (!Number.isFinite(stopAt)) return;
+    // The least bound first: it is the one that decides the gap.
+    left.sort((a, b) => state.bounds[a.index]! - state.bounds[b.index]!);
+    const { index, coefficients } = left.shift()!;
+    if (state.bounds[index]! >= stopAt) continue;
+    const pattern = ringPatternSearch(state.scenario, coefficients, siteGpus, pipelineBoundOf(state, index), undefined, true, wholeReplicas, stopAt, true);
+    raiseBound(state, index, pattern.boundS, 'pipeline-caps');
+    report(state);
+  }
 }

@@ -71,7 +71,7 @@ export interface SearchState {
  * ring-pattern bound (3(d)), its placement MIP's dual bound, the threshold its MIP proved
  * nothing faster than (F0), or a completed enumeration of its placements (step 6).
  */
-export type BoundSource = 'quick' | 'span-floor' | 'outer' | 'capacity' | 'forced-spanning' | 'zero3-gathers' | 'layout-capacity' | 'ring-pattern' | 'mip' | 'threshold' | 'enumerated';
+export type BoundSource = 'quick' | 'span-floor' | 'outer' | 'capacity' | 'forced-spanning' | 'zero3-gathers' | 'layout-capacity' | 'ring-pattern' | 'pipeline-caps' | 'mip' | 'threshold' | 'enumerated';
 
 /** Raises candidate i's bound to `boundS` when that is higher, and records its source. */
 export function raiseBound(state: SearchState, i: number, boundS: number, source: BoundSource): void {
