@@ -94,7 +94,9 @@ export async function auditScenarioBounds(spec: unknown, options: BoundAuditOpti
     for (const [name, boundS] of Object.entries(bounds)) above(name, boundS, leastS, describeCandidate(candidate));
     if (options.integerFeasibility && scenario.links.length > 0) {
       const siteGpus = scenario.sites.map((site) => site.gpus);
-      const capped = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, options.integerFeasibility, leastS * (1 + 1e-6), true);
+      // The planner's pipeline bound (the quick bound raised to the span floor).
+      const pipelineS = Math.max(candidate.quickBoundS, candidate.pipelineFloorS());
+      const capped = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, pipelineS, undefined, true, options.integerFeasibility, leastS * (1 + 1e-6), true);
       above('pipeline-caps', capped.boundS, leastS, describeCandidate(candidate));
     }
     candidates++;

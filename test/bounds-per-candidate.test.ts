@@ -141,10 +141,15 @@ describe.each(scenarios())('closed-form and MIP bounds never exceed a candidate\
       // with a threshold above the candidate's optimum a placement beats it, so the bound may not
       // pass the optimum; just below it, the caps may prove the threshold where (i)-(iv) do not.
       if (Number.isFinite(whole)) {
+        // The planner's pipeline bound (the quick bound raised to the span floor), as it asks the caps.
+        const pipelineS = Math.max(candidate.quickBoundS, candidate.pipelineFloorS());
         for (const factor of [1 + 1e-6, 1.05]) {
-          const capped = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, wholeReplicas, leastS * factor, true).boundS;
-          expect(capped).toBeLessThanOrEqual(leastS * (1 + 1e-9));
+          for (const atS of [pipelineS, candidate.quickBoundS]) {
+            const capped = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, atS, undefined, true, wholeReplicas, leastS * factor, true).boundS;
+            expect(capped).toBeLessThanOrEqual(leastS * (1 + 1e-9));
+          }
         }
+        // Just below the optimum, on the quick bound alone (the span floor already settles some of these).
         const justBelow = leastS * (1 - 1e-3);
         const plainBelow = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, wholeReplicas, justBelow).boundS;
         const cappedBelow = ringPatternSearch(scenario, candidate.coefficients(), siteGpus, candidate.quickBoundS, undefined, true, wholeReplicas, justBelow, true).boundS;

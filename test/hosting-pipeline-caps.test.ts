@@ -36,13 +36,15 @@ function spanAt(layout: { readonly layout: { readonly stageSite: readonly number
 }
 
 describe('pipeline caps', () => {
-  it('a link cap is never below a load whose span floor stays under the cap time', () => {
-    // Three equal sites of 4 GPUs in a chain, every GPU used by dp 3 x pp 4 (1F1B).
-    const full: Json = clone(readFixture('small/three-heterogeneous'));
-    for (const site of full.cluster.sites) site.gpuType = 'H100-SXM';
-    full.training.globalBatchSeqs = 6;
-    full.search = { tp: [1], pp: [4], microBatchSeqs: [1], schedules: ['1f1b', 'zb-h1'], recompute: ['none'], zero: [1] };
-    const scenario = parseScenario(full, 'full');
+  // Three equal sites of 4 GPUs in a chain, every GPU used by dp 3 x pp 4; and the two-site fixture (one link).
+  const full: Json = clone(readFixture('small/three-heterogeneous'));
+  for (const site of full.cluster.sites) site.gpuType = 'H100-SXM';
+  full.training.globalBatchSeqs = 6;
+  full.search = { tp: [1], pp: [4], microBatchSeqs: [1], schedules: ['1f1b', 'zb-h1'], recompute: ['none'], zero: [1] };
+  const twoSites: Json = clone(readFixture('small/two-sites'));
+  twoSites.search = { ...(twoSites.search ?? {}), schedules: ['1f1b', 'zb-h1'] };
+  it.each([['three equal sites in a chain', full], ['two sites, one link', twoSites]])('a link cap is never below a load whose span floor stays under the cap time: %s', (_, spec) => {
+    const scenario = parseScenario(spec, 'caps');
     const siteGpus = scenario.sites.map((s) => s.gpus);
     let capped = 0;
     let checked = 0;

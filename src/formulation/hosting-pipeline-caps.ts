@@ -79,8 +79,11 @@ export function pipelineCaps(c: ConfigCoefficients, siteGpus: readonly number[],
   // The most replica crossings a link can carry: every replica over it, each as often as any layout crosses it.
   const mostCrossings = Array.from({ length: linkCount }, (_, link) => c.dp * Math.max(0, ...usable.map((l) => l.crossingsPerLink.get(link) ?? 0)));
   const slowestBytesPerS = Math.min(...c.linkBytesPerS);
-  const highStepS = (Math.max(1, ...mostCrossings) * c.sendBytes) / slowestBytesPerS;
-  const midStepS = (Math.ceil(c.dp / linkCount) * c.sendBytes) / slowestBytesPerS;
+  const mostOnAnyLink = Math.max(1, ...mostCrossings);
+  const highStepS = (mostOnAnyLink * c.sendBytes) / slowestBytesPerS;
+  // The links' even share of the replicas, one below the high point at most (one link: dp - 1),
+  // so that the lines have two secants; whole crossings, where the span is taken at a real load.
+  const midStepS = (Math.max(1, Math.min(Math.ceil(c.dp / linkCount), mostOnAnyLink - 1)) * c.sendBytes) / slowestBytesPerS;
   let budget = PIPELINE_CAP_SPAN_BUDGET;
   const p = c.config.pp;
   const lines = usable.map(() => new Map<number, SpanLines>());

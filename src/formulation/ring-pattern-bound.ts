@@ -173,6 +173,7 @@ function searchHostings(
   let nodes = 0;
   let best = Infinity;
   let leastHosting: RingPattern['leastHosting'];
+  let leastAtThreshold = false;
 
   // Gale's condition, kept as classes are added (each with one replica per hosting site): for every
   // site subset T, the replicas still to place of the classes hosted only inside T fit T's spare GPUs.
@@ -313,12 +314,16 @@ function searchHostings(
   const wholeReplicasFit = wholeReplicas ? integralHostingCheck(c, siteGpus, classOfStage, classCount, wholeReplicas) : () => true;
   // Condition (v): with a threshold, every replica's pipeline phase under it (hosting-pipeline-caps.ts).
   const underCaps = withCaps && wholeReplicas && Number.isFinite(enoughS) ? pipelineCapCheck(c, siteGpus, classOfStage, classCount, wholeReplicas) : undefined;
-  /** What a complete hosting whose hostings pass adds over the pipeline bound at least: its exposure, or the threshold's level when no placement of it beats the threshold. */
+  /** Set by passedExposureS when the hosting counts at the threshold's level. */
+  let passedAtThreshold = false;
+  /** What a complete hosting that passes adds over the pipeline bound at least: its exposure, or the threshold's level when no placement of it beats the threshold; undefined when it has no placement. */
   const passedExposureS = (syncS: number, exposedS: number): number | undefined => {
+    passedAtThreshold = false;
     if (pipelineBoundS + exposedS + c.optimizerS >= enoughS) return exposedS;
-    const capped = underCaps ? underCaps(hosting, enoughS - syncS - c.optimizerS) : 'unknown';
+    // The cap a hair above its value, so that rounding can only weaken it (a replica whose phase ties it).
+    const capped = underCaps ? underCaps(hosting, (enoughS - syncS - c.optimizerS) * (1 + 1e-9)) : 'unknown';
     // No placement of this hosting is faster than the threshold (or none exists): it counts at the threshold.
-    if (capped === 'infeasible') return Math.max(exposedS, enoughS - pipelineBoundS - c.optimizerS);
+    if (capped === 'infeasible') { passedAtThreshold = true; return Math.max(exposedS, enoughS - pipelineBoundS - c.optimizerS); }
     return capped === 'feasible' || wholeReplicasFit(hosting) ? exposedS : undefined;
   };
   // Several links: the split replicas on the busiest link touching the first (or last) class's sites.
@@ -374,7 +379,11 @@ function searchHostings(
       // Whole replicas last: an integer program, asked only of a hosting that would be the least
       // and would leave the candidate below the caller's threshold.
       const passedS = exposedS < best ? passedExposureS(syncS, exposedS) : undefined;
-      if (passedS !== undefined && passedS < best) { best = passedS; leastHosting = { firstClassSites: hosting[0]!, lastClassSites: hosting[classCount - 1]! }; }
+      if (passedS !== undefined && passedS < best) {
+        best = passedS;
+        leastHosting = { firstClassSites: hosting[0]!, lastClassSites: hosting[classCount - 1]! };
+        leastAtThreshold = passedAtThreshold;
+      }
       return true;
     }
     const pairs = transitions(i, code);
@@ -406,5 +415,7 @@ function searchHostings(
   };
   if (!search(0, 0, 1, 0)) return { boundS: -Infinity };
   if (!leastHosting) return { boundS: Infinity };
-  return { boundS: pipelineBoundS + best + c.optimizerS, leastHosting };
+  // A least hosting at the threshold's level is at the threshold, whatever the rounding of the sum.
+  const boundS = pipelineBoundS + best + c.optimizerS;
+  return { boundS: leastAtThreshold ? Math.max(boundS, enoughS) : boundS, leastHosting };
 }

@@ -121,9 +121,13 @@ export function liftByPipelineCaps(state: SearchState, candidates: readonly { re
     // The least bound first: it is the one that decides the gap.
     left.sort((a, b) => state.bounds[a.index]! - state.bounds[b.index]!);
     const { index, coefficients } = left.shift()!;
-    if (state.bounds[index]! >= stopAt) continue;
+    if (state.bounds[index]! >= stopAt || !pipelineCapsApply(coefficients)) continue;
     const pattern = ringPatternSearch(state.scenario, coefficients, siteGpus, pipelineBoundOf(state, index), undefined, true, wholeReplicas, stopAt, true);
     raiseBound(state, index, pattern.boundS, 'pipeline-caps');
     report(state);
   }
 }
+
+/** The caps need the span floor of every layout (1F1B and ZB-H1, one chunk per stage) and a split layout (hosting-pipeline-caps.ts). */
+const pipelineCapsApply = (c: ConfigCoefficients): boolean =>
+  c.layouts.every((l) => l.fittingMicrobatches.length === 0 || l.roundTrip?.schedule !== undefined) && c.layouts.some((l) => l.crossings > 0 && l.fittingMicrobatches.length > 0);
