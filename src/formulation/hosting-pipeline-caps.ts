@@ -68,13 +68,21 @@ export interface PipelineCaps {
 }
 
 /**
+ * Whether the caps can act on candidate `c`: every layout that fits memory has a span floor (1F1B
+ * and ZB-H1, one chunk per stage) and one of them is split across sites (no crossing, no link cap).
+ */
+export function pipelineCapsApply(c: ConfigCoefficients): boolean {
+  const usable = c.layouts.filter((l) => l.fittingMicrobatches.length > 0);
+  return c.linkBytesPerS.length > 0 && usable.every((l) => l.roundTrip?.schedule !== undefined) && usable.some((l) => l.crossings > 0);
+}
+
+/**
  * The pipeline caps of candidate `c` on sites of `siteGpus` GPUs, whose stage j belongs to class
- * `classOfStage[j]`; undefined where the layouts have no span floor (schedules other than 1F1B and
- * ZB-H1) or no link carries a pipeline.
+ * `classOfStage[j]`; undefined where they cannot act ({@link pipelineCapsApply}).
  */
 export function pipelineCaps(c: ConfigCoefficients, siteGpus: readonly number[], classOfStage: ArrayLike<number>, classCount: number): PipelineCaps | undefined {
+  if (!pipelineCapsApply(c)) return undefined;
   const usable = c.layouts.filter((l) => l.fittingMicrobatches.length > 0);
-  if (usable.length === 0 || usable.some((l) => !l.roundTrip?.schedule) || c.linkBytesPerS.length === 0) return undefined;
   const linkCount = c.linkBytesPerS.length;
   // The most replica crossings a link can carry: every replica over it, each as often as any layout crosses it.
   const mostCrossings = Array.from({ length: linkCount }, (_, link) => c.dp * Math.max(0, ...usable.map((l) => l.crossingsPerLink.get(link) ?? 0)));

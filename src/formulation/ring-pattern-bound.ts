@@ -173,7 +173,6 @@ function searchHostings(
   let nodes = 0;
   let best = Infinity;
   let leastHosting: RingPattern['leastHosting'];
-  let leastAtThreshold = false;
 
   // Gale's condition, kept as classes are added (each with one replica per hosting site): for every
   // site subset T, the replicas still to place of the classes hosted only inside T fit T's spare GPUs.
@@ -313,17 +312,16 @@ function searchHostings(
   };
   const wholeReplicasFit = wholeReplicas ? integralHostingCheck(c, siteGpus, classOfStage, classCount, wholeReplicas) : () => true;
   // Condition (v): with a threshold, every replica's pipeline phase under it (hosting-pipeline-caps.ts).
-  const underCaps = withCaps && wholeReplicas && Number.isFinite(enoughS) ? pipelineCapCheck(c, siteGpus, classOfStage, classCount, wholeReplicas) : undefined;
-  /** Set by passedExposureS when the hosting counts at the threshold's level. */
-  let passedAtThreshold = false;
+  const underCaps = withCaps ? pipelineCapCheck(c, siteGpus, classOfStage, classCount, wholeReplicas!) : undefined;
+  /** The exposure at which a hosting's bound reaches the threshold. */
+  const thresholdLevelS = enoughS - pipelineBoundS - c.optimizerS;
   /** What a complete hosting that passes adds over the pipeline bound at least: its exposure, or the threshold's level when no placement of it beats the threshold; undefined when it has no placement. */
   const passedExposureS = (syncS: number, exposedS: number): number | undefined => {
-    passedAtThreshold = false;
-    if (pipelineBoundS + exposedS + c.optimizerS >= enoughS) return exposedS;
+    if (exposedS >= thresholdLevelS) return exposedS;
     // The cap a hair above its value, so that rounding can only weaken it (a replica whose phase ties it).
     const capped = underCaps ? underCaps(hosting, (enoughS - syncS - c.optimizerS) * (1 + 1e-9)) : 'unknown';
     // No placement of this hosting is faster than the threshold (or none exists): it counts at the threshold.
-    if (capped === 'infeasible') { passedAtThreshold = true; return Math.max(exposedS, enoughS - pipelineBoundS - c.optimizerS); }
+    if (capped === 'infeasible') return thresholdLevelS;
     return capped === 'feasible' || wholeReplicasFit(hosting) ? exposedS : undefined;
   };
   // Several links: the split replicas on the busiest link touching the first (or last) class's sites.
@@ -379,11 +377,7 @@ function searchHostings(
       // Whole replicas last: an integer program, asked only of a hosting that would be the least
       // and would leave the candidate below the caller's threshold.
       const passedS = exposedS < best ? passedExposureS(syncS, exposedS) : undefined;
-      if (passedS !== undefined && passedS < best) {
-        best = passedS;
-        leastHosting = { firstClassSites: hosting[0]!, lastClassSites: hosting[classCount - 1]! };
-        leastAtThreshold = passedAtThreshold;
-      }
+      if (passedS !== undefined && passedS < best) { best = passedS; leastHosting = { firstClassSites: hosting[0]!, lastClassSites: hosting[classCount - 1]! }; }
       return true;
     }
     const pairs = transitions(i, code);
@@ -417,5 +411,5 @@ function searchHostings(
   if (!leastHosting) return { boundS: Infinity };
   // A least hosting at the threshold's level is at the threshold, whatever the rounding of the sum.
   const boundS = pipelineBoundS + best + c.optimizerS;
-  return { boundS: leastAtThreshold ? Math.max(boundS, enoughS) : boundS, leastHosting };
+  return { boundS: best >= thresholdLevelS ? Math.max(boundS, enoughS) : boundS, leastHosting };
 }

@@ -9,6 +9,7 @@ import { batchTooSmallForReplicas, capacityLowerBound } from '../../formulation/
 import { forcedSpanningLowerBound, outerLowerBound, zero3GatherLowerBound } from '../../formulation/closed-form-bounds';
 import type { ConfigCoefficients } from '../../formulation/coefficients';
 import type { IntegerFeasibility } from '../../formulation/hosting-integrality';
+import { pipelineCapsApply } from '../../formulation/hosting-pipeline-caps';
 import { layoutCapacityLowerBound } from '../../formulation/layout-capacity-bound';
 import { ringPatternSearch, type RingPattern } from '../../formulation/ring-pattern-bound';
 import { gapNow, haveFirstFit, raiseBound, report, tally, threshold, type SearchState } from './state';
@@ -127,7 +128,3 @@ export function liftByPipelineCaps(state: SearchState, candidates: readonly { re
     report(state);
   }
 }
-
-/** The caps need the span floor of every layout (1F1B and ZB-H1, one chunk per stage) and a split layout (hosting-pipeline-caps.ts). */
-const pipelineCapsApply = (c: ConfigCoefficients): boolean =>
-  c.layouts.every((l) => l.fittingMicrobatches.length === 0 || l.roundTrip?.schedule !== undefined) && c.layouts.some((l) => l.crossings > 0 && l.fittingMicrobatches.length > 0);
